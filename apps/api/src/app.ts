@@ -1,0 +1,122 @@
+import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+import { pingDatabase } from "@rakazo/db";
+import type { Logger } from "@rakazo/log";
+import { AppError, authenticateToken, type Caller, isAppError, type ServiceContext } from "@rakazo/services";
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTP_STATUS } from "./http-errors.ts";
+import type { RpcDefinition } from "./rpc/define.ts";
+import { RPCS } from "./rpc/index.ts";
+
+export interface ApiOptions {
+  readonly ctx: ServiceContext;
+  readonly log: Logger;
+  /** When set, `setup/bootstrap` requires it as its bearer token. */
+  readonly bootstrapToken?: string | undefined;
+  readonly rpcs?: readonly RpcDefinition[];
+}
+
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+const BOOTSTRAP_CALLER: Caller = { userId: "", tokenId: "" };
+
+function bearer(header: string | undefined): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
+  return match?.[1];
+}
+
+function sameSecret(a: string, b: string): boolean {
+  // Hash first so the comparison is constant-time whatever the lengths.
+  const ha = createHash("sha256").update(a).digest();
+  const hb = createHash("sha256").update(b).digest();
+  return timingSafeEqual(ha, hb);
+}
+
+export function createApiApp(options: ApiOptions): Hono {
+  const { ctx, log } = options;
+  const rpcs = new Map((options.rpcs ?? RPCS).map((r) => [r.name, r]));
+  const app = new Hono();
+
+  app.use("*", async (c, next) => {
+    const started = performance.now();
+    const requestId = randomUUID();
+    c.header("x-request-id", requestId);
+    await next();
+    // Method, path and status only: never headers, query strings or bodies.
+    log.info("http.request", {
+      requestId,
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      durationMs: Math.round(performance.now() - started),
+    });
+  });
+
+  app.onError((error, c) => {
+    if (isAppError(error)) {
+      return c.json(
+        {
+          error: {
+            code: error.code,
+            message: error.message,
+            ...(error.details ? { details: error.details } : {}),
+          },
+        },
+        HTTP_STATUS[error.code],
+      );
+    }
+    log.error("http.unhandled_error", { path: c.req.path, error });
+    return c.json({ error: { code: "INTERNAL", message: "internal error" } }, 500);
+  });
+
+  app.notFound((c) => c.json({ error: { code: "NOT_FOUND", message: "no such route" } }, 404));
+
+  app.get("/health", async (c) => {
+    await pingDatabase(ctx.db);
+    return c.json({ status: "ok", provider: ctx.provider.kind });
+  });
+
+  app.post(
+    "/rpc/:namespace/:method",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new AppError("INVALID_INPUT", `request body exceeds ${MAX_BODY_BYTES} bytes`);
+      },
+    }),
+    async (c) => {
+      const rpc = rpcs.get(`${c.req.param("namespace")}/${c.req.param("method")}`);
+      if (!rpc)
+        throw new AppError("UNKNOWN_RPC", `unknown RPC ${c.req.param("namespace")}/${c.req.param("method")}`);
+
+      const secret = bearer(c.req.header("authorization"));
+      let caller = BOOTSTRAP_CALLER;
+      if (rpc.auth === "token") {
+        caller = await authenticateToken(ctx, secret);
+      } else if (options.bootstrapToken !== undefined && !sameSecret(secret ?? "", options.bootstrapToken)) {
+        throw new AppError("UNAUTHENTICATED", "setup requires the configured bootstrap token");
+      }
+
+      const text = await c.req.text();
+      let body: unknown;
+      try {
+        body = text.trim() === "" ? {} : JSON.parse(text);
+      } catch {
+        throw new AppError("INVALID_JSON", "request body is not valid JSON");
+      }
+      const parsed = rpc.input.safeParse(body);
+      if (!parsed.success) {
+        throw new AppError("INVALID_INPUT", "request body does not match the RPC's input", {
+          issues: parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
+        });
+      }
+      const result = await rpc.handler(ctx, caller, parsed.data);
+      return c.json({ result: result ?? null });
+    },
+  );
+
+  app.all("/rpc/*", () => {
+    throw new AppError("UNKNOWN_RPC", "RPCs are POST /rpc/<namespace>/<method>");
+  });
+
+  return app;
+}

@@ -1,0 +1,26 @@
+/** The one place where domain error codes become HTTP statuses. */
+import type { AppErrorCode } from "@rakazo/services";
+
+export const HTTP_STATUS: Record<
+  AppErrorCode,
+  400 | 401 | 403 | 404 | 409 | 413 | 422 | 500 | 501 | 502 | 503
+> = {
+  INVALID_JSON: 400,
+  INVALID_INPUT: 400,
+  UNKNOWN_RPC: 404,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  ALREADY_BOOTSTRAPPED: 409,
+  COMPUTER_NOT_READY: 409,
+  COMPUTER_GONE: 409,
+  CONFLICT: 409,
+  INVALID_PATH: 400,
+  FILE_NOT_FOUND: 404,
+  FILE_TOO_LARGE: 413,
+  MULTI_SCREEN_UNAVAILABLE: 503,
+  DESKTOP_UNAVAILABLE: 503,
+  UNSUPPORTED: 501,
+  PROVIDER_ERROR: 502,
+  INTERNAL: 500,
+};

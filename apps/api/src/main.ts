@@ -1,0 +1,44 @@
+/**
+ * The API process: HTTP RPCs (and, with the screens issue, websockets). Configuration comes
+ * from the environment, parsed once here; see `.env.example`.
+ */
+import { serve } from "@hono/node-server";
+import { concreteProviderKind, parseRuntimeEnv, providerFromEnv, requireDatabaseUrl } from "@rakazo/config";
+import { connectDatabase, migrateDatabase } from "@rakazo/db";
+import { startPgBoss } from "@rakazo/jobs";
+import { createLogger } from "@rakazo/log";
+import { createApiApp } from "./app.ts";
+
+const env = parseRuntimeEnv(process.env);
+const log = createLogger({ level: env.LOG_LEVEL, base: { service: "api" } });
+const databaseUrl = requireDatabaseUrl(env);
+
+await migrateDatabase(databaseUrl);
+const database = connectDatabase(databaseUrl);
+const { boss, queue } = await startPgBoss(databaseUrl, {
+  supervise: false,
+  onError: (error) => log.error("pgboss.error", { error }),
+});
+const provider = await providerFromEnv(env, concreteProviderKind(env));
+const app = createApiApp({
+  ctx: { db: database.db, jobs: queue, provider, log },
+  log,
+  bootstrapToken: env.BOOTSTRAP_TOKEN,
+});
+
+const server = serve({ fetch: app.fetch, hostname: env.API_HOST, port: env.API_PORT }, (info) => {
+  log.info("api.listening", { host: env.API_HOST, port: info.port, provider: provider.kind });
+});
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info("api.stopping", { signal });
+  await new Promise<void>((done) => server.close(() => done()));
+  await boss.stop({ graceful: true, timeout: 10_000 });
+  await database.close();
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

@@ -1,0 +1,32 @@
+/** The worker process: durable pg-boss jobs (and, later, the reconciler). */
+import { concreteProviderKind, parseRuntimeEnv, providerFromEnv, requireDatabaseUrl } from "@rakazo/config";
+import { connectDatabase, migrateDatabase } from "@rakazo/db";
+import { createLogger } from "@rakazo/log";
+import { startWorker } from "./worker.ts";
+
+const env = parseRuntimeEnv(process.env);
+const log = createLogger({ level: env.LOG_LEVEL, base: { service: "worker" } });
+const databaseUrl = requireDatabaseUrl(env);
+
+await migrateDatabase(databaseUrl);
+const database = connectDatabase(databaseUrl);
+const provider = await providerFromEnv(env, concreteProviderKind(env));
+const worker = await startWorker({
+  databaseUrl,
+  db: database.db,
+  provider,
+  log,
+  pollingIntervalSeconds: env.WORKER_POLL_SECONDS,
+});
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info("worker.stopping", { signal });
+  await worker.stop();
+  await database.close();
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

@@ -1,0 +1,51 @@
+/**
+ * The environment every Rakazo process reads, parsed once by each app's entry point and then
+ * passed into constructors. `.env.example` at the repository root documents every variable.
+ */
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+
+/** `.data/` at the repository root: git-ignored, so a fresh clone starts empty. */
+export const DEFAULT_DATA_DIR = fileURLToPath(new URL("../../../.data", import.meta.url));
+
+const port = z.coerce.number().int().min(0).max(65_535);
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === "" ? undefined : v));
+
+export const runtimeEnvSchema = z.object({
+  DATABASE_URL: optionalString,
+  EMBEDDED_POSTGRES_PORT: port.default(54329),
+  DATA_DIR: optionalString.transform((v) => v ?? DEFAULT_DATA_DIR),
+  RAKAZO_PROVIDER: z.enum(["auto", "fake", "docker"]).default("auto"),
+  RAKAZO_COMPUTER_IMAGE: z.string().default("rakazo-computer:latest"),
+  DOCKER_SOCKET: z.string().default("/var/run/docker.sock"),
+  SANDBOX_TEAM_SCREEN_LIMIT: z.coerce.number().int().min(0).default(0),
+  API_HOST: z.string().default("127.0.0.1"),
+  API_PORT: port.default(8787),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  BOOTSTRAP_TOKEN: optionalString,
+  WORKER_POLL_SECONDS: z.coerce.number().min(0.5).default(1),
+});
+
+export type RuntimeEnv = z.infer<typeof runtimeEnvSchema>;
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+/** Parses the environment; a bad value names the variable and what was expected. */
+export function parseRuntimeEnv(env: Record<string, string | undefined>): RuntimeEnv {
+  const result = runtimeEnvSchema.safeParse(env);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+  throw new ConfigError(`invalid environment: ${problems}`);
+}
+
+export function requireDatabaseUrl(env: RuntimeEnv): string {
+  if (!env.DATABASE_URL) {
+    throw new ConfigError("DATABASE_URL is not set (the launcher sets it when it starts embedded Postgres)");
+  }
+  return env.DATABASE_URL;
+}

@@ -1,0 +1,268 @@
+/**
+ * The control plane's tables. Ids are prefixed text (./ids.ts). Enumerations are text columns
+ * checked in TypeScript, not Postgres enums: later issues add states and kinds, and a text
+ * column needs no `ALTER TYPE` dance inside a migration transaction.
+ */
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
+
+const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
+const updatedAt = () =>
+  timestamp("updated_at", { withTimezone: true })
+    .notNull()
+    .defaultNow()
+    .$onUpdate(() => new Date());
+
+export const users = pgTable("users", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  createdAt: createdAt(),
+});
+
+export const spaces = pgTable("spaces", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  /** The space's content key, wrapped by the master key (PER-5); set by the persistence layer. */
+  contentKeyWrapped: text("content_key_wrapped"),
+  createdAt: createdAt(),
+});
+
+export const SPACE_ROLES = ["owner", "member"] as const;
+export type SpaceRole = (typeof SPACE_ROLES)[number];
+
+export const spaceMembers = pgTable(
+  "space_members",
+  {
+    spaceId: text("space_id")
+      .notNull()
+      .references(() => spaces.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    role: text("role").$type<SpaceRole>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.spaceId, t.userId] }), index("space_members_user_idx").on(t.userId)],
+);
+
+/** Bearer tokens: only a SHA-256 of the secret is stored; the secret is shown once. */
+export const apiTokens = pgTable(
+  "api_tokens",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    secretHash: text("secret_hash").notNull(),
+    createdAt: createdAt(),
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [uniqueIndex("api_tokens_secret_hash_uq").on(t.secretHash)],
+);
+
+export const bots = pgTable(
+  "bots",
+  {
+    id: text("id").primaryKey(),
+    spaceId: text("space_id")
+      .notNull()
+      .references(() => spaces.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("bots_space_idx").on(t.spaceId)],
+);
+
+export const COMPUTER_MODES = ["team", "private"] as const;
+export type ComputerMode = (typeof COMPUTER_MODES)[number];
+
+export const COMPUTER_STATES = [
+  "provisioning",
+  "running",
+  "stopping",
+  "stopped",
+  "deleting",
+  "deleted",
+  "failed",
+] as const;
+export type ComputerState = (typeof COMPUTER_STATES)[number];
+
+export const computers = pgTable(
+  "computers",
+  {
+    id: text("id").primaryKey(),
+    spaceId: text("space_id")
+      .notNull()
+      .references(() => spaces.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    mode: text("mode").$type<ComputerMode>().notNull(),
+    /** For a private computer, the bot whose home it is (CMP-1). */
+    ownerBotId: text("owner_bot_id").references(() => bots.id, { onDelete: "set null" }),
+    providerKind: text("provider_kind").notNull(),
+    /** Opaque, passed back only to the same kind; an acceleration path, not durable data (PRV-3). */
+    providerRef: text("provider_ref"),
+    state: text("state").$type<ComputerState>().notNull(),
+    /** Stable key of the stored workspace, kept across replacement machines. */
+    homeKey: text("home_key").notNull(),
+    /** Revision of the latest stored workspace checkpoint (PER-3/4); 0 = never checkpointed. */
+    homeRevision: integer("home_revision").notNull().default(0),
+    /** The home's data key, wrapped by the space's content key (PER-5). */
+    dataKeyWrapped: text("data_key_wrapped"),
+    lastError: text("last_error"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    deletedAt: timestamp("deleted_at", { withTimezone: true }),
+  },
+  (t) => [index("computers_space_idx").on(t.spaceId), uniqueIndex("computers_home_key_uq").on(t.homeKey)],
+);
+
+export const OPERATION_KINDS = [
+  "provision",
+  "stop",
+  "delete",
+  "update",
+  "recover",
+  "checkpoint",
+  "idle_shutdown",
+] as const;
+export type OperationKind = (typeof OPERATION_KINDS)[number];
+
+export const OPERATION_STATUSES = [
+  "queued",
+  "running",
+  "succeeded",
+  "failed",
+  "interrupted",
+  "released",
+] as const;
+export type OperationStatus = (typeof OPERATION_STATUSES)[number];
+
+/** Durable progress of a lifecycle job, kept apart from the provisioning fence (OPS-1). */
+export const computerOperations = pgTable(
+  "computer_operations",
+  {
+    id: text("id").primaryKey(),
+    computerId: text("computer_id")
+      .notNull()
+      .references(() => computers.id, { onDelete: "cascade" }),
+    kind: text("kind").$type<OperationKind>().notNull(),
+    /** The real lifecycle stage ("provisioning", "restoring", …), never a percentage. */
+    stage: text("stage").notNull(),
+    status: text("status").$type<OperationStatus>().notNull(),
+    /** pg-boss job id, once enqueued. */
+    jobId: text("job_id"),
+    heartbeatAt: timestamp("heartbeat_at", { withTimezone: true }),
+    error: text("error"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    finishedAt: timestamp("finished_at", { withTimezone: true }),
+  },
+  (t) => [
+    index("computer_operations_computer_idx").on(t.computerId, t.createdAt),
+    index("computer_operations_active_idx")
+      .on(t.status)
+      .where(sql`${t.status} in ('queued', 'running', 'interrupted')`),
+  ],
+);
+
+/**
+ * Per-bot execution leases with fencing (CMP-3). One row per (computer, bot) lives forever:
+ * `fencingToken` only grows, so a holder whose lease was superseded can always be told apart.
+ */
+export const executionLeases = pgTable(
+  "execution_leases",
+  {
+    computerId: text("computer_id")
+      .notNull()
+      .references(() => computers.id, { onDelete: "cascade" }),
+    botId: text("bot_id")
+      .notNull()
+      .references(() => bots.id, { onDelete: "cascade" }),
+    holderId: text("holder_id"),
+    fencingToken: bigint("fencing_token", { mode: "number" }).notNull().default(0),
+    expiresAt: timestamp("expires_at", { withTimezone: true }),
+    acquiredAt: timestamp("acquired_at", { withTimezone: true }),
+  },
+  (t) => [primaryKey({ columns: [t.computerId, t.botId] })],
+);
+
+/** A human's exclusive control of one bot's screen (TKO-1), fenced like execution leases. */
+export const controlLeases = pgTable(
+  "control_leases",
+  {
+    computerId: text("computer_id")
+      .notNull()
+      .references(() => computers.id, { onDelete: "cascade" }),
+    botId: text("bot_id")
+      .notNull()
+      .references(() => bots.id, { onDelete: "cascade" }),
+    userId: text("user_id").references(() => users.id, { onDelete: "cascade" }),
+    fencingToken: bigint("fencing_token", { mode: "number" }).notNull().default(0),
+    expiresAt: timestamp("expires_at", { withTimezone: true }),
+    acquiredAt: timestamp("acquired_at", { withTimezone: true }),
+  },
+  (t) => [primaryKey({ columns: [t.computerId, t.botId] })],
+);
+
+export const RUN_STATUSES = [
+  "queued",
+  "running",
+  "waiting_takeover",
+  "completed",
+  "failed",
+  "canceled",
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const runs = pgTable(
+  "runs",
+  {
+    id: text("id").primaryKey(),
+    computerId: text("computer_id")
+      .notNull()
+      .references(() => computers.id, { onDelete: "cascade" }),
+    botId: text("bot_id")
+      .notNull()
+      .references(() => bots.id, { onDelete: "cascade" }),
+    status: text("status").$type<RunStatus>().notNull(),
+    error: text("error"),
+    createdAt: createdAt(),
+    startedAt: timestamp("started_at", { withTimezone: true }),
+    finishedAt: timestamp("finished_at", { withTimezone: true }),
+  },
+  (t) => [
+    index("runs_computer_bot_idx").on(t.computerId, t.botId),
+    index("runs_active_idx")
+      .on(t.computerId, t.botId)
+      .where(sql`${t.status} in ('queued', 'running', 'waiting_takeover')`),
+  ],
+);
+
+/** Activity history (`computer.command` and lifecycle events, TOOL-4); already redacted. */
+export const activityEvents = pgTable(
+  "activity_events",
+  {
+    id: text("id").primaryKey(),
+    computerId: text("computer_id")
+      .notNull()
+      .references(() => computers.id, { onDelete: "cascade" }),
+    botId: text("bot_id"),
+    runId: text("run_id"),
+    type: text("type").notNull(),
+    payload: jsonb("payload").$type<Record<string, unknown>>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("activity_events_computer_idx").on(t.computerId, t.createdAt)],
+);

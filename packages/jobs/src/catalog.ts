@@ -1,0 +1,20 @@
+/**
+ * Every background job, declared once: its payload schema and retry policy. Fields added to a
+ * payload later must be optional — jobs already queued still carry the old shape.
+ */
+import { z } from "zod";
+
+const computerJob = z.object({ computerId: z.string(), operationId: z.string() });
+
+export const JOB_CATALOG = {
+  "computer.provision": { schema: computerJob, retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 900 },
+  "computer.stop": { schema: computerJob, retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 600 },
+  "computer.delete": { schema: computerJob, retryLimit: 5, retryDelaySeconds: 10, expireInSeconds: 600 },
+} as const satisfies Record<
+  string,
+  { schema: z.ZodType; retryLimit: number; retryDelaySeconds: number; expireInSeconds: number }
+>;
+
+export type JobName = keyof typeof JOB_CATALOG;
+export type JobPayload<N extends JobName> = z.infer<(typeof JOB_CATALOG)[N]["schema"]>;
+export const JOB_NAMES = Object.keys(JOB_CATALOG) as JobName[];

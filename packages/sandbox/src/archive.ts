@@ -1,0 +1,179 @@
+/**
+ * Workspace archives: tar streams of directories and regular files with relative paths.
+ * `extractArchive` is the one safe restore path (PER-6): it validates every entry, writes into
+ * a fresh staging directory, and only then swaps it into place, so a refused archive leaves the
+ * previous contents untouched.
+ */
+import { createReadStream, createWriteStream } from "node:fs";
+import { lstat, mkdir, readdir, rename, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import tar from "tar-stream";
+import { SandboxError } from "./errors.ts";
+
+export interface ArchiveLimits {
+  readonly maxEntries: number;
+  readonly maxTotalBytes: number;
+}
+
+export const DEFAULT_ARCHIVE_LIMITS: ArchiveLimits = {
+  maxEntries: 50_000,
+  maxTotalBytes: 8 * 1024 ** 3,
+};
+
+/** Validates one archive entry name; returns the normalised relative path ("" = the root). */
+export function archiveEntryPath(name: string): string {
+  if (name.includes("\0")) throw invalid("entry name contains a NUL byte");
+  if (name.startsWith("/")) throw invalid(`absolute path: ${JSON.stringify(name)}`);
+  const parts: string[] = [];
+  for (const part of name.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") throw invalid(`path with '..': ${JSON.stringify(name)}`);
+    parts.push(part);
+  }
+  return parts.join("/");
+}
+
+/** Packs `dir` (without following symlinks; only directories and regular files). */
+export function packDirectory(dir: string): Readable {
+  const pack = tar.pack();
+  void (async () => {
+    try {
+      await packInto(pack, dir, "");
+      pack.finalize();
+    } catch (error) {
+      pack.destroy(error as Error);
+    }
+  })();
+  return pack as unknown as Readable;
+}
+
+async function packInto(pack: tar.Pack, root: string, rel: string): Promise<void> {
+  const entries = await readdir(join(root, rel), { withFileTypes: true });
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const entry of entries) {
+    const relPath = rel === "" ? entry.name : `${rel}/${entry.name}`;
+    const full = join(root, relPath);
+    const info = await lstat(full);
+    if (info.isDirectory()) {
+      pack.entry({ name: `${relPath}/`, type: "directory", mode: info.mode & 0o7777, mtime: info.mtime });
+      await packInto(pack, root, relPath);
+    } else if (info.isFile()) {
+      const sink = pack.entry({
+        name: relPath,
+        type: "file",
+        size: info.size,
+        mode: info.mode & 0o7777,
+        mtime: info.mtime,
+      });
+      await pipeline(createReadStream(full), sink);
+    }
+    // Symlinks, sockets, devices and FIFOs are not part of a portable workspace.
+  }
+}
+
+/**
+ * Extracts `archive` so that `targetDir` ends up holding exactly its contents. Nothing in
+ * `targetDir` changes unless the whole archive is valid.
+ */
+export async function extractArchive(
+  archive: Readable,
+  targetDir: string,
+  limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS,
+): Promise<void> {
+  const staging = `${targetDir}.staging-${process.pid}-${Date.now()}`;
+  await rm(staging, { recursive: true, force: true });
+  await mkdir(staging, { recursive: true, mode: 0o755 });
+  try {
+    await extractInto(archive, staging, limits);
+    const previous = `${targetDir}.previous-${process.pid}-${Date.now()}`;
+    const hadTarget = await exists(targetDir);
+    if (hadTarget) await rename(targetDir, previous);
+    await rename(staging, targetDir);
+    if (hadTarget) await rm(previous, { recursive: true, force: true });
+  } catch (error) {
+    await rm(staging, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function extractInto(archive: Readable, staging: string, limits: ArchiveLimits): Promise<void> {
+  const extract = tar.extract();
+  let entries = 0;
+  let totalBytes = 0;
+  const done = pipeline(archive, extract as unknown as NodeJS.WritableStream).catch((error: unknown) => {
+    throw error instanceof SandboxError ? error : invalid(`unreadable archive: ${(error as Error).message}`);
+  });
+  try {
+    for await (const entry of extract) {
+      const header = entry.header;
+      entries += 1;
+      if (entries > limits.maxEntries) throw invalid(`more than ${limits.maxEntries} entries`);
+      const rel = archiveEntryPath(header.name);
+      if (header.type === "directory") {
+        if (rel !== "") await mkdir(join(staging, rel), { recursive: true, mode: 0o755 });
+        entry.resume();
+      } else if (header.type === "file") {
+        if (rel === "") throw invalid("a file entry names the root");
+        totalBytes += header.size ?? 0;
+        if (totalBytes > limits.maxTotalBytes) throw invalid(`more than ${limits.maxTotalBytes} bytes`);
+        const target = join(staging, rel);
+        await mkdir(dirname(target), { recursive: true, mode: 0o755 });
+        // `wx`: a later entry may not overwrite (or write through) an earlier one.
+        await pipeline(
+          entry,
+          createWriteStream(target, { flags: "wx", mode: (header.mode ?? 0o644) & 0o777 }),
+        );
+      } else {
+        throw invalid(`entry ${JSON.stringify(header.name)} is a ${header.type}, not a file or directory`);
+      }
+    }
+    await done;
+  } catch (error) {
+    archive.destroy();
+    await done.catch(() => {});
+    if (error instanceof SandboxError) throw error;
+    throw invalid(`unreadable archive: ${(error as Error).message}`);
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function invalid(message: string): SandboxError {
+  return new SandboxError("INVALID_ARCHIVE", message);
+}
+
+/** Collects a stream into one buffer (tests and small archives only). */
+export async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Uint8Array));
+  return Buffer.concat(chunks);
+}
+
+/** Builds a tar archive from in-memory entries (tests, hostile-archive corpora). */
+export async function buildArchive(
+  entries: readonly {
+    name: string;
+    type?: tar.Header["type"];
+    data?: string | Uint8Array;
+    linkname?: string;
+  }[],
+): Promise<Buffer> {
+  const pack = tar.pack();
+  for (const e of entries) {
+    const data = e.data === undefined ? undefined : Buffer.from(e.data);
+    const header = { name: e.name, type: e.type ?? "file", linkname: e.linkname, size: data?.length ?? 0 };
+    if (data) pack.entry(header, data);
+    else pack.entry(header, "");
+  }
+  pack.finalize();
+  return readAll(Readable.from(pack as unknown as AsyncIterable<Buffer>));
+}

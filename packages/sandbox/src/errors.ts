@@ -1,0 +1,30 @@
+/** Errors raised by providers. Codes are stable: callers map them, tests assert them. */
+export const SANDBOX_ERROR_CODES = [
+  "SANDBOX_GONE",
+  "SANDBOX_NOT_RUNNING",
+  "SANDBOX_UNSUPPORTED",
+  "SANDBOX_PROVIDER_ERROR",
+  "INVALID_PATH",
+  "FILE_NOT_FOUND",
+  "FILE_TOO_LARGE",
+  "NOT_A_DIRECTORY",
+  "INVALID_ARCHIVE",
+  "MULTI_SCREEN_UNAVAILABLE",
+  "DESKTOP_UNAVAILABLE",
+  "INVALID_ACTION",
+] as const;
+export type SandboxErrorCode = (typeof SANDBOX_ERROR_CODES)[number];
+
+export class SandboxError extends Error {
+  readonly code: SandboxErrorCode;
+  override readonly name = "SandboxError";
+
+  constructor(code: SandboxErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+export function isSandboxError(error: unknown, code?: SandboxErrorCode): error is SandboxError {
+  return error instanceof SandboxError && (code === undefined || error.code === code);
+}

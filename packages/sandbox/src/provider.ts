@@ -1,0 +1,220 @@
+/**
+ * The one interface every computer backend implements (PRV-1).
+ *
+ * A provider owns machines; a `Sandbox` is a cheap handle on one machine, addressed by the
+ * provider's opaque `ref` (PRV-3: the ref is an acceleration path, never durable data — a
+ * missing machine is replaced by `provision`, and its workspace restored by the caller through
+ * `importWorkspace`).
+ *
+ * Paths handed to file methods are workspace-relative POSIX paths ("notes/a.txt"); absolute
+ * paths and `..` segments are refused with `INVALID_PATH` by every implementation.
+ */
+import type { Readable } from "node:stream";
+
+/**
+ * Kinds with an adapter in this build. A new adapter adds its kind here, and the registry
+ * (./registry.ts) then fails to type-check until it is wired in.
+ */
+export const PROVIDER_KINDS = ["fake", "docker"] as const;
+export type ProviderKind = (typeof PROVIDER_KINDS)[number];
+
+export type ComputerMode = "team" | "private";
+
+export interface ProviderCapabilities {
+  /** Per-bot graphical desktops (observe/act). */
+  readonly desktop: boolean;
+  /** The optional page-level browser contract (BRW-1). */
+  readonly pageBrowser: boolean;
+  /** The optional browser terminal (TRM-7). */
+  readonly terminal: boolean;
+}
+
+export interface ProvisionRequest {
+  /** Rakazo's id of the computer; providers label machines with it to find them again. */
+  readonly computerId: string;
+  readonly mode: ComputerMode;
+  /** The ref stored from an earlier provision of the same provider kind, if any. */
+  readonly ref?: string | null;
+  /** Key of the workspace this machine mounts or restores (stable across replacements). */
+  readonly homeKey: string;
+}
+
+export interface ProvisionResult {
+  readonly ref: string;
+  /**
+   * True when the machine behind `request.ref` was gone (or there was none) and a new one was
+   * made: the caller must import the latest stored workspace before use (PER-2, PRV-3).
+   */
+  readonly replaced: boolean;
+}
+
+export type SandboxStatus = "running" | "stopped" | "missing";
+
+export interface SandboxProvider {
+  readonly kind: ProviderKind;
+  readonly capabilities: ProviderCapabilities;
+  /** Reconnects to (and starts) the machine behind `ref`, or creates a replacement. */
+  provision(request: ProvisionRequest): Promise<ProvisionResult>;
+  /** Stops processes, keeps the machine and its workspace. `SANDBOX_GONE` if missing. */
+  stop(ref: string): Promise<void>;
+  /** Removes the machine. Idempotent: destroying a missing machine succeeds. */
+  destroy(ref: string): Promise<void>;
+  status(ref: string): Promise<SandboxStatus>;
+  /** A handle on one machine; does no I/O. Calls on a missing machine fail with `SANDBOX_GONE`. */
+  sandbox(ref: string): Sandbox;
+}
+
+export interface Sandbox {
+  readonly ref: string;
+  exec(request: ExecRequest): Promise<ExecResult>;
+  readonly files: SandboxFiles;
+  /** Present when `capabilities.desktop`. */
+  readonly desktop?: SandboxDesktop;
+  /** Present when `capabilities.pageBrowser` (BRW-1). */
+  readonly pageBrowser?: PageBrowser;
+  /** Present when `capabilities.terminal` (TRM-7). */
+  connectTerminal?(request: TerminalRequest): Promise<TerminalTarget>;
+}
+
+// ---------------------------------------------------------------- execution
+
+export interface ExecRequest {
+  readonly argv: readonly string[];
+  /** Workspace-relative working directory; the workspace root when omitted. */
+  readonly cwd?: string;
+  readonly env?: Readonly<Record<string, string>>;
+  /** Killed after this long; the result then has `timedOut: true` and exit code 124. */
+  readonly timeoutMs?: number;
+  readonly stdin?: string | Uint8Array;
+  /** Streamed output, in order, as it arrives. */
+  readonly onOutput?: (chunk: OutputChunk) => void;
+}
+
+export interface OutputChunk {
+  readonly stream: "stdout" | "stderr";
+  readonly data: string;
+}
+
+export interface ExecResult {
+  readonly exitCode: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly timedOut: boolean;
+}
+
+// ---------------------------------------------------------------- files
+
+export interface FileEntry {
+  /** Workspace-relative path. */
+  readonly path: string;
+  readonly name: string;
+  readonly type: "file" | "directory" | "symlink" | "other";
+  readonly size: number;
+  readonly modifiedAt: Date;
+}
+
+export interface SandboxFiles {
+  /** Direct children of a directory, sorted by name. `FILE_NOT_FOUND` if it does not exist. */
+  list(path: string): Promise<FileEntry[]>;
+  /** `FILE_NOT_FOUND`; `FILE_TOO_LARGE` when the file exceeds `maxBytes`. */
+  read(path: string, options?: { maxBytes?: number }): Promise<Uint8Array>;
+  /** Creates parent directories; replaces the file atomically where the backend allows it. */
+  write(path: string, data: Uint8Array | string): Promise<void>;
+  /** The whole workspace as a tar stream of directories and regular files, paths relative. */
+  exportWorkspace(): Promise<Readable>;
+  /** Replaces the workspace contents with the tar stream's (see PER-6 for what is accepted). */
+  importWorkspace(tar: Readable): Promise<void>;
+}
+
+// ---------------------------------------------------------------- desktop
+
+export type MouseButton = "left" | "right" | "middle";
+
+export interface Point {
+  readonly x: number;
+  readonly y: number;
+}
+
+/** One step of an ordered, batched desktop action (TOOL-1). */
+export type DesktopAction =
+  | { readonly type: "move"; readonly x: number; readonly y: number }
+  | {
+      readonly type: "click";
+      readonly x?: number;
+      readonly y?: number;
+      readonly button?: MouseButton;
+      readonly double?: boolean;
+    }
+  | { readonly type: "drag"; readonly from: Point; readonly to: Point; readonly button?: MouseButton }
+  | {
+      readonly type: "scroll";
+      readonly x?: number;
+      readonly y?: number;
+      readonly dx?: number;
+      readonly dy: number;
+    }
+  | { readonly type: "type"; readonly text: string }
+  /** xdotool-style key combo: "ctrl+l", "Return", "shift+Tab". */
+  | { readonly type: "key"; readonly keys: string }
+  | { readonly type: "wait"; readonly ms: number };
+
+export interface Observation {
+  /** PNG bytes of the bot's screen. */
+  readonly png: Uint8Array;
+  readonly width: number;
+  readonly height: number;
+  /** Stable hash of the pixels: equal frames have equal hashes (TOOL-2). */
+  readonly frameHash: string;
+  /** The slot and its generation that served this frame. */
+  readonly slot: SlotRef;
+}
+
+export interface SlotRef {
+  readonly index: number;
+  readonly generation: number;
+}
+
+export interface ActResult {
+  /** How many actions, from the start of the batch, completed. */
+  readonly completed: number;
+  readonly total: number;
+  /** Set when an action failed; `completed` is then its index. */
+  readonly error?: { readonly code: string; readonly message: string; readonly index: number };
+}
+
+export interface DesktopSlotInfo {
+  readonly botId: string;
+  readonly slot: SlotRef;
+  readonly display: number;
+  readonly startedAt: Date;
+  readonly lastUsedAt: Date;
+  readonly controlled: boolean;
+}
+
+export interface SandboxDesktop {
+  /** Starts the bot's desktop on first use (CMP-4); `MULTI_SCREEN_UNAVAILABLE` past the cap (CMP-5). */
+  observe(botId: string): Promise<Observation>;
+  act(botId: string, actions: readonly DesktopAction[]): Promise<ActResult>;
+  /**
+   * Ends the bot's desktop: disconnects screen clients, stops its processes and frees the slot
+   * (SCR-3). The bot's browser profile is kept (CMP-2).
+   */
+  release(botId: string): Promise<void>;
+  list(): Promise<DesktopSlotInfo[]>;
+}
+
+// ---------------------------------------------------------------- optional contracts
+
+/** Page-level browser tools (BRW-1..5); the full shape arrives with the browser tools. */
+export interface PageBrowser {
+  navigate(botId: string, url: string): Promise<{ url: string; title: string }>;
+}
+
+export interface TerminalRequest {
+  readonly botId: string;
+}
+
+export interface TerminalTarget {
+  /** Where the screen gateway (or its fake) listens for this terminal; never shown to browsers. */
+  readonly url: string;
+}

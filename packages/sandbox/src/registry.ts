@@ -1,0 +1,41 @@
+/**
+ * The typed provider registry: one factory per `ProviderKind`. A kind without a factory is a
+ * type error, so an adapter cannot be half-added.
+ */
+
+import type { ProviderKind, SandboxProvider } from "./provider.ts";
+import type { FakeProviderOptions } from "./providers/fake/fake-provider.ts";
+import { createFakeProvider } from "./providers/fake/fake-provider.ts";
+
+export interface ProviderConfigs {
+  fake: FakeProviderOptions;
+  docker: DockerProviderConfig;
+}
+
+/** Options of the Docker adapter, as the registry passes them through. */
+export interface DockerProviderConfig {
+  readonly image: string;
+  readonly dataDir: string;
+  readonly socketPath?: string;
+  readonly screenLimit?: number;
+  readonly memoryBytes?: number;
+  readonly pidsLimit?: number;
+}
+
+export type ProviderConfig = { [K in ProviderKind]: { kind: K } & ProviderConfigs[K] }[ProviderKind];
+
+type Factories = { [K in ProviderKind]: (config: ProviderConfigs[K]) => Promise<SandboxProvider> };
+
+const factories: Factories = {
+  fake: async (config) => createFakeProvider(config),
+  docker: async (config) => {
+    // Loaded lazily: dockerode is only needed where the Docker adapter is selected.
+    const { createDockerProvider } = await import("./providers/docker/index.ts");
+    return createDockerProvider(config);
+  },
+};
+
+export function createProvider(config: ProviderConfig): Promise<SandboxProvider> {
+  const factory = factories[config.kind] as (c: ProviderConfig) => Promise<SandboxProvider>;
+  return factory(config);
+}

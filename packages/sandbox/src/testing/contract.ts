@@ -1,0 +1,230 @@
+/**
+ * The conformance suite every `SandboxProvider` runs (PRV-1): the fake in unit tests, Docker
+ * against a real engine, cloud adapters against their local fake APIs. A skipped test states
+ * its reason.
+ */
+import { randomBytes } from "node:crypto";
+import { Readable } from "node:stream";
+import { afterAll, describe, expect, it } from "vitest";
+import { buildArchive, readAll } from "../archive.ts";
+import { isSandboxError, type SandboxErrorCode } from "../errors.ts";
+import type { Sandbox, SandboxProvider } from "../provider.ts";
+
+export interface ContractOptions {
+  readonly name: string;
+  readonly create: () => Promise<SandboxProvider>;
+  readonly skip?: readonly { readonly test: string; readonly reason: string }[];
+  /** Per-test timeout; real machines need longer. */
+  readonly timeoutMs?: number;
+}
+
+async function expectCode(promise: Promise<unknown>, code: SandboxErrorCode): Promise<void> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error, `expected ${code}`).toBeDefined();
+  expect(isSandboxError(error) ? error.code : error).toBe(code);
+}
+
+export function runSandboxProviderContract(options: ContractOptions): void {
+  const skipped = new Map((options.skip ?? []).map((s) => [s.test, s.reason]));
+  const timeout = options.timeoutMs ?? 20_000;
+
+  describe(`SandboxProvider contract: ${options.name}`, () => {
+    let provider: SandboxProvider;
+    const refs: string[] = [];
+
+    const test = (name: string, body: () => Promise<void>) => {
+      const reason = skipped.get(name);
+      // A skip is declared by the adapter's suite with its reason, e.g. "no desktop on this provider".
+      if (reason !== undefined) it.skip(`${name} (skipped: ${reason})`, body);
+      else it(name, body, timeout);
+    };
+
+    const machine = async (): Promise<{ ref: string; sandbox: Sandbox; computerId: string }> => {
+      provider ??= await options.create();
+      const computerId = `cmp_contract${randomBytes(6).toString("hex")}`;
+      const { ref } = await provider.provision({ computerId, mode: "team", homeKey: computerId });
+      refs.push(ref);
+      return { ref, sandbox: provider.sandbox(ref), computerId };
+    };
+
+    afterAll(async () => {
+      for (const ref of refs) {
+        await provider.destroy(ref).catch((error: unknown) => {
+          console.error(`contract cleanup: could not destroy ${ref}`, error);
+        });
+      }
+    }, 60_000);
+
+    test("provision creates a running machine and reconnects by ref", async () => {
+      provider ??= await options.create();
+      const computerId = `cmp_contract${randomBytes(6).toString("hex")}`;
+      const first = await provider.provision({ computerId, mode: "team", homeKey: computerId });
+      refs.push(first.ref);
+      expect(first.replaced).toBe(true);
+      expect(await provider.status(first.ref)).toBe("running");
+      const again = await provider.provision({
+        computerId,
+        mode: "team",
+        homeKey: computerId,
+        ref: first.ref,
+      });
+      expect(again).toEqual({ ref: first.ref, replaced: false });
+    });
+
+    test("a destroyed machine is missing and provision replaces it (PRV-3)", async () => {
+      const { ref } = await machine();
+      await provider.destroy(ref);
+      expect(await provider.status(ref)).toBe("missing");
+      await provider.destroy(ref); // idempotent
+      await expectCode(provider.sandbox(ref).exec({ argv: ["true"] }), "SANDBOX_GONE");
+      const computerId = `cmp_contract${randomBytes(6).toString("hex")}`;
+      const next = await provider.provision({ computerId, mode: "team", homeKey: computerId, ref });
+      refs.push(next.ref);
+      expect(next.replaced).toBe(true);
+      expect(next.ref).not.toBe(ref);
+    });
+
+    test("stop keeps the workspace; provision starts the same machine again", async () => {
+      const { ref, sandbox, computerId } = await machine();
+      await sandbox.files.write("kept.txt", "still here");
+      await provider.stop(ref);
+      expect(await provider.status(ref)).toBe("stopped");
+      await expectCode(sandbox.exec({ argv: ["true"] }), "SANDBOX_NOT_RUNNING");
+      const again = await provider.provision({ computerId, mode: "team", homeKey: computerId, ref });
+      expect(again.replaced).toBe(false);
+      expect(Buffer.from(await sandbox.files.read("kept.txt")).toString()).toBe("still here");
+    });
+
+    test("exec returns exit code, stdout and stderr, and streams output", async () => {
+      const { sandbox } = await machine();
+      const chunks: string[] = [];
+      const hi = await sandbox.exec({ argv: ["echo", "hi"], onOutput: (c) => chunks.push(c.data) });
+      expect(hi).toEqual({ exitCode: 0, stdout: "hi\n", stderr: "", timedOut: false });
+      expect(chunks.join("")).toBe("hi\n");
+      expect((await sandbox.exec({ argv: ["sh", "-c", "exit 3"] })).exitCode).toBe(3);
+      const missing = await sandbox.exec({ argv: ["ls", "no-such-file"] });
+      expect(missing.exitCode).not.toBe(0);
+      expect(missing.stderr).toContain("no-such-file");
+      const unknown = await sandbox.exec({ argv: ["rakazo-no-such-command"] });
+      expect(unknown.exitCode).toBe(127);
+    });
+
+    test("exec passes stdin, cwd and env", async () => {
+      const { sandbox } = await machine();
+      expect((await sandbox.exec({ argv: ["cat"], stdin: "from stdin" })).stdout).toBe("from stdin");
+      await sandbox.files.write("sub/dir/.keep", "");
+      expect((await sandbox.exec({ argv: ["pwd"], cwd: "sub/dir" })).stdout.trim()).toMatch(/\/sub\/dir$/);
+      expect((await sandbox.exec({ argv: ["env"], env: { RAKAZO_PROBE: "42" } })).stdout).toContain(
+        "RAKAZO_PROBE=42",
+      );
+    });
+
+    test("exec past its timeout is killed and reported", async () => {
+      const { sandbox } = await machine();
+      const started = Date.now();
+      const result = await sandbox.exec({ argv: ["sleep", "30"], timeoutMs: 300 });
+      expect(result.timedOut).toBe(true);
+      expect(result.exitCode).toBe(124);
+      expect(Date.now() - started).toBeLessThan(15_000);
+    });
+
+    test("files: write, read, list; exec sees the same workspace", async () => {
+      const { sandbox } = await machine();
+      const binary = randomBytes(3000);
+      await sandbox.files.write("docs/notes.txt", "héllo wörld");
+      await sandbox.files.write("docs/blob.bin", binary);
+      expect(Buffer.from(await sandbox.files.read("docs/notes.txt")).toString()).toBe("héllo wörld");
+      expect(Buffer.from(await sandbox.files.read("docs/blob.bin")).equals(binary)).toBe(true);
+      const listing = await sandbox.files.list("docs");
+      expect(listing.map((e) => [e.name, e.type, e.size])).toEqual([
+        ["blob.bin", "file", 3000],
+        ["notes.txt", "file", Buffer.byteLength("héllo wörld")],
+      ]);
+      expect(listing[0]?.path).toBe("docs/blob.bin");
+      const root = await sandbox.files.list("");
+      expect(root.find((e) => e.name === "docs")?.type).toBe("directory");
+      expect((await sandbox.exec({ argv: ["cat", "docs/notes.txt"] })).stdout).toBe("héllo wörld");
+    });
+
+    test("files: missing, oversized and escaping paths get stable codes", async () => {
+      const { sandbox } = await machine();
+      await expectCode(sandbox.files.read("nope.txt"), "FILE_NOT_FOUND");
+      await expectCode(sandbox.files.list("nope"), "FILE_NOT_FOUND");
+      await sandbox.files.write("big.txt", "x".repeat(100));
+      await expectCode(sandbox.files.read("big.txt", { maxBytes: 10 }), "FILE_TOO_LARGE");
+      await expectCode(sandbox.files.read("../etc/passwd"), "INVALID_PATH");
+      await expectCode(sandbox.files.read("/etc/passwd"), "INVALID_PATH");
+      await expectCode(sandbox.files.write("a/../../x", "no"), "INVALID_PATH");
+    });
+
+    test("workspace export restores byte-identical onto a replacement machine", async () => {
+      const { sandbox } = await machine();
+      const blob = randomBytes(200_000);
+      await sandbox.files.write("a/b/c.bin", blob);
+      await sandbox.files.write("top.txt", "top");
+      const archive = await readAll(await sandbox.files.exportWorkspace());
+      const { sandbox: replacement } = await machine();
+      await replacement.files.importWorkspace(Readable.from(archive));
+      expect(Buffer.from(await replacement.files.read("a/b/c.bin")).equals(blob)).toBe(true);
+      expect(Buffer.from(await replacement.files.read("top.txt")).toString()).toBe("top");
+    });
+
+    test("a hostile archive is refused and the workspace is left untouched (PER-6)", async () => {
+      const { sandbox } = await machine();
+      await sandbox.files.write("precious.txt", "keep me");
+      const hostile = [
+        [
+          { name: "ok.txt", data: "fine" },
+          { name: "../escape.txt", data: "evil" },
+        ],
+        [{ name: "/abs.txt", data: "evil" }],
+        [{ name: "link", type: "symlink" as const, linkname: "/etc" }],
+        [{ name: "hard", type: "link" as const, linkname: "precious.txt" }],
+      ];
+      for (const entries of hostile) {
+        await expectCode(
+          sandbox.files.importWorkspace(Readable.from(await buildArchive(entries))),
+          "INVALID_ARCHIVE",
+        );
+      }
+      expect(Buffer.from(await sandbox.files.read("precious.txt")).toString()).toBe("keep me");
+      await expectCode(sandbox.files.read("ok.txt"), "FILE_NOT_FOUND");
+    });
+
+    test("desktops: observe is a PNG, unchanged frames hash equal, typing changes the frame", async () => {
+      const { sandbox } = await machine();
+      const desktop = sandbox.desktop;
+      expect(desktop, "provider declares desktop capability").toBeDefined();
+      if (!desktop) return;
+      const first = await desktop.observe("bot_contract_a");
+      expect(Buffer.from(first.png).subarray(0, 8).toString("hex")).toBe("89504e470d0a1a0a");
+      expect(first.width).toBeGreaterThan(0);
+      expect(first.height).toBeGreaterThan(0);
+      const same = await desktop.observe("bot_contract_a");
+      expect(same.frameHash).toBe(first.frameHash);
+      const acted = await desktop.act("bot_contract_a", [
+        { type: "click", x: 10, y: 10 },
+        { type: "type", text: "héllo" },
+      ]);
+      expect(acted).toEqual({ completed: 2, total: 2 });
+      // Let the screen settle; then the frame must have changed.
+      const after = await desktop.observe("bot_contract_a");
+      expect(after.frameHash).not.toBe(first.frameHash);
+    });
+
+    test("desktops: bots get distinct slots; release frees one", async () => {
+      const { sandbox } = await machine();
+      const desktop = sandbox.desktop;
+      if (!desktop) return;
+      const a = await desktop.observe("bot_contract_a");
+      const b = await desktop.observe("bot_contract_b");
+      expect(a.slot.index).not.toBe(b.slot.index);
+      expect((await desktop.list()).map((d) => d.botId).sort()).toEqual(["bot_contract_a", "bot_contract_b"]);
+      await desktop.release("bot_contract_a");
+      expect((await desktop.list()).map((d) => d.botId)).toEqual(["bot_contract_b"]);
+    });
+  });
+}

@@ -1,0 +1,1 @@
+export { type ContractOptions, runSandboxProviderContract } from "./contract.ts";

@@ -1,0 +1,48 @@
+import { computers, spaceMembers } from "@rakazo/db";
+import { and, eq } from "drizzle-orm";
+import type { Caller, ServiceContext } from "../context.ts";
+import { AppError } from "../errors.ts";
+
+export type ComputerRow = typeof computers.$inferSelect;
+
+/**
+ * The computer, if the caller is a member of the space that owns it. A foreign or deleted
+ * computer answers NOT_FOUND exactly like a missing one (no existence oracle).
+ */
+export async function requireComputer(
+  ctx: Pick<ServiceContext, "db">,
+  caller: Caller,
+  computerId: string,
+): Promise<ComputerRow> {
+  const [row] = await ctx.db
+    .select({ computer: computers })
+    .from(computers)
+    .innerJoin(
+      spaceMembers,
+      and(eq(spaceMembers.spaceId, computers.spaceId), eq(spaceMembers.userId, caller.userId)),
+    )
+    .where(eq(computers.id, computerId))
+    .limit(1);
+  if (!row || row.computer.state === "deleted") throw new AppError("NOT_FOUND", "computer not found");
+  return row.computer;
+}
+
+/** The computer's machine, which must be running and belong to the configured provider. */
+export function requireRunningMachine(ctx: Pick<ServiceContext, "provider">, computer: ComputerRow) {
+  if (computer.state !== "running" || !computer.providerRef) {
+    throw new AppError("COMPUTER_NOT_READY", `computer is ${computer.state}, not running`, {
+      state: computer.state,
+    });
+  }
+  if (computer.providerKind !== ctx.provider.kind) {
+    // PRV-3: a ref is only ever passed back to its own kind; a restart provisions a replacement.
+    throw new AppError(
+      "COMPUTER_NOT_READY",
+      "computer belongs to another provider; start it again to move it",
+      {
+        state: computer.state,
+      },
+    );
+  }
+  return ctx.provider.sandbox(computer.providerRef);
+}

@@ -1,0 +1,49 @@
+import { type ComputerMode, computers, newId } from "@rakazo/db";
+import type { Caller, ServiceContext } from "../context.ts";
+import { AppError } from "../errors.ts";
+import { requireBotInSpace, requireMembership } from "../identity/spaces.ts";
+import { enqueueOperation, recordOperation } from "./operations.ts";
+import { type ComputerView, toComputerView } from "./view.ts";
+
+export interface CreateComputerInput {
+  readonly spaceId: string;
+  readonly name?: string;
+  readonly mode: ComputerMode;
+  /** Required for a private computer: the bot whose whole workspace it is (CMP-1). */
+  readonly botId?: string;
+}
+
+/** Records the computer and queues its provisioning; the worker brings it to `running`. */
+export async function createComputer(
+  ctx: ServiceContext,
+  caller: Caller,
+  input: CreateComputerInput,
+): Promise<ComputerView> {
+  await requireMembership(ctx, caller, input.spaceId);
+  if (input.mode === "private") {
+    if (!input.botId) throw new AppError("INVALID_INPUT", "a private computer needs botId");
+    await requireBotInSpace(ctx, input.spaceId, input.botId);
+  }
+  const id = newId("computer");
+  const { row, operationId } = await ctx.db.transaction(async (tx) => {
+    const [inserted] = await tx
+      .insert(computers)
+      .values({
+        id,
+        spaceId: input.spaceId,
+        name: input.name ?? (input.mode === "team" ? "Team Computer" : "Private Computer"),
+        mode: input.mode,
+        ownerBotId: input.mode === "private" ? (input.botId ?? null) : null,
+        providerKind: ctx.provider.kind,
+        state: "provisioning",
+        homeKey: id.replace(/^cmp_/, "home_"),
+      })
+      .returning();
+    const operationId = await recordOperation(tx, id, "provision", "queued");
+    return { row: inserted, operationId };
+  });
+  if (!row) throw new AppError("INTERNAL", "computer insert returned nothing");
+  await enqueueOperation(ctx, "computer.provision", id, operationId);
+  ctx.log.info("computer.created", { computerId: id, spaceId: input.spaceId, mode: input.mode });
+  return toComputerView(row);
+}

@@ -1,0 +1,51 @@
+import type { Caller, ServiceContext } from "../context.ts";
+import { viaProvider } from "../sandbox-errors.ts";
+import { requireComputer, requireRunningMachine } from "./access.ts";
+
+export interface ExecComputerInput {
+  readonly computerId: string;
+  readonly argv: readonly string[];
+  readonly cwd?: string;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly stdin?: string;
+  readonly timeoutMs?: number;
+}
+
+export interface ExecComputerResult {
+  readonly exitCode: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly timedOut: boolean;
+  /** True when stdout or stderr was cut to `MAX_OUTPUT_CHARS` (the tail is kept). */
+  readonly truncated: boolean;
+}
+
+export const MAX_OUTPUT_CHARS = 1_000_000;
+export const DEFAULT_EXEC_TIMEOUT_MS = 120_000;
+
+/** Runs one argv command in the computer's workspace (no shell unless argv asks for one). */
+export async function execComputer(
+  ctx: ServiceContext,
+  caller: Caller,
+  input: ExecComputerInput,
+): Promise<ExecComputerResult> {
+  const computer = await requireComputer(ctx, caller, input.computerId);
+  const sandbox = requireRunningMachine(ctx, computer);
+  const result = await viaProvider(() =>
+    sandbox.exec({
+      argv: input.argv,
+      ...(input.cwd !== undefined ? { cwd: input.cwd } : {}),
+      ...(input.env !== undefined ? { env: input.env } : {}),
+      ...(input.stdin !== undefined ? { stdin: input.stdin } : {}),
+      timeoutMs: input.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS,
+    }),
+  );
+  const truncated = result.stdout.length > MAX_OUTPUT_CHARS || result.stderr.length > MAX_OUTPUT_CHARS;
+  return {
+    exitCode: result.exitCode,
+    stdout: result.stdout.slice(-MAX_OUTPUT_CHARS),
+    stderr: result.stderr.slice(-MAX_OUTPUT_CHARS),
+    timedOut: result.timedOut,
+    truncated,
+  };
+}

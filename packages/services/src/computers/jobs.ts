@@ -1,0 +1,153 @@
+/**
+ * The worker's side of the computer lifecycle: one handler per job of the catalog. Handlers
+ * are idempotent — pg-boss may deliver a job again after a crash — and every state change is
+ * conditional on the state the request left, so a later request (e.g. delete) always wins.
+ */
+import { computers } from "@rakazo/db";
+import type { JobContext, JobHandlers } from "@rakazo/jobs";
+import { isSandboxError } from "@rakazo/sandbox";
+import { and, eq } from "drizzle-orm";
+import type { ServiceContext } from "../context.ts";
+import { updateOperation } from "./operations.ts";
+
+type ComputerJob = { computerId: string; operationId: string };
+
+async function loadComputer(ctx: ServiceContext, computerId: string) {
+  const [row] = await ctx.db.select().from(computers).where(eq(computers.id, computerId)).limit(1);
+  return row;
+}
+
+/** The stored ref, only if it belongs to the configured provider kind (PRV-3). */
+function ownRef(
+  ctx: ServiceContext,
+  row: { providerKind: string; providerRef: string | null },
+): string | null {
+  return row.providerKind === ctx.provider.kind ? row.providerRef : null;
+}
+
+async function failOrRetry(
+  ctx: ServiceContext,
+  job: ComputerJob & { context: JobContext },
+  error: unknown,
+  failedState: "failed" | "running" | null,
+): Promise<void> {
+  const message = error instanceof Error ? error.message : String(error);
+  ctx.log.error("computer.job_failed", { ...job, context: undefined, jobId: job.context.jobId, error });
+  if (!job.context.isLastAttempt) {
+    await updateOperation(ctx, job.operationId, { stage: "retrying", error: message });
+    throw error;
+  }
+  await updateOperation(ctx, job.operationId, { status: "failed", error: message });
+  if (failedState) {
+    await ctx.db
+      .update(computers)
+      .set({ state: failedState, lastError: message })
+      .where(eq(computers.id, job.computerId));
+  }
+}
+
+export async function runProvisionJob(
+  ctx: ServiceContext,
+  job: ComputerJob,
+  context: JobContext,
+): Promise<void> {
+  const computer = await loadComputer(ctx, job.computerId);
+  if (computer?.state !== "provisioning") {
+    await updateOperation(ctx, job.operationId, {
+      status: "failed",
+      error: `computer is ${computer?.state ?? "missing"}; provisioning skipped`,
+    });
+    return;
+  }
+  await updateOperation(ctx, job.operationId, { status: "running", stage: "provisioning" });
+  try {
+    const result = await ctx.provider.provision({
+      computerId: computer.id,
+      mode: computer.mode,
+      homeKey: computer.homeKey,
+      ref: ownRef(ctx, computer),
+    });
+    // A replacement machine starts from the stored workspace (PER-2). Docker mounts the home
+    // directly; remote providers import it once the home store lands.
+    const [updated] = await ctx.db
+      .update(computers)
+      .set({ providerKind: ctx.provider.kind, providerRef: result.ref, state: "running", lastError: null })
+      .where(and(eq(computers.id, computer.id), eq(computers.state, "provisioning")))
+      .returning({ id: computers.id });
+    if (!updated) {
+      // Deleted (or otherwise moved on) while we provisioned: leave no orphaned machine.
+      await ctx.provider.destroy(result.ref);
+      await updateOperation(ctx, job.operationId, {
+        status: "failed",
+        error: "computer changed during provisioning",
+      });
+      return;
+    }
+    await updateOperation(ctx, job.operationId, { status: "succeeded", stage: "running" });
+    ctx.log.info("computer.running", { computerId: computer.id, replaced: result.replaced });
+  } catch (error) {
+    await failOrRetry(ctx, { ...job, context }, error, "failed");
+  }
+}
+
+export async function runStopJob(ctx: ServiceContext, job: ComputerJob, context: JobContext): Promise<void> {
+  const computer = await loadComputer(ctx, job.computerId);
+  if (computer?.state !== "stopping") {
+    await updateOperation(ctx, job.operationId, {
+      status: "failed",
+      error: "computer is no longer stopping",
+    });
+    return;
+  }
+  await updateOperation(ctx, job.operationId, { status: "running", stage: "stopping" });
+  try {
+    const ref = ownRef(ctx, computer);
+    if (ref) {
+      await ctx.provider.stop(ref).catch((error: unknown) => {
+        // A machine that is already gone is stopped; the next start replaces it.
+        if (!isSandboxError(error, "SANDBOX_GONE")) throw error;
+      });
+    }
+    await ctx.db
+      .update(computers)
+      .set({ state: "stopped" })
+      .where(and(eq(computers.id, computer.id), eq(computers.state, "stopping")));
+    await updateOperation(ctx, job.operationId, { status: "succeeded", stage: "stopped" });
+    ctx.log.info("computer.stopped", { computerId: computer.id });
+  } catch (error) {
+    await failOrRetry(ctx, { ...job, context }, error, "running");
+  }
+}
+
+export async function runDeleteJob(
+  ctx: ServiceContext,
+  job: ComputerJob,
+  context: JobContext,
+): Promise<void> {
+  const computer = await loadComputer(ctx, job.computerId);
+  if (!computer || computer.state === "deleted") {
+    await updateOperation(ctx, job.operationId, { status: "succeeded", stage: "deleted" });
+    return;
+  }
+  await updateOperation(ctx, job.operationId, { status: "running", stage: "destroying" });
+  try {
+    const ref = ownRef(ctx, computer);
+    if (ref) await ctx.provider.destroy(ref);
+    await ctx.db
+      .update(computers)
+      .set({ state: "deleted", providerRef: null, deletedAt: new Date() })
+      .where(eq(computers.id, computer.id));
+    await updateOperation(ctx, job.operationId, { status: "succeeded", stage: "deleted" });
+    ctx.log.info("computer.deleted", { computerId: computer.id });
+  } catch (error) {
+    await failOrRetry(ctx, { ...job, context }, error, null);
+  }
+}
+
+export function computerJobHandlers(ctx: ServiceContext): JobHandlers {
+  return {
+    "computer.provision": (payload, context) => runProvisionJob(ctx, payload, context),
+    "computer.stop": (payload, context) => runStopJob(ctx, payload, context),
+    "computer.delete": (payload, context) => runDeleteJob(ctx, payload, context),
+  };
+}

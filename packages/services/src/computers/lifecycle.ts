@@ -1,0 +1,72 @@
+/**
+ * Lifecycle requests from clients: each moves the computer to a transitional state with a
+ * conditional update (so two racing requests cannot both win) and queues the durable job.
+ */
+import { type ComputerState, computers, type OperationKind } from "@rakazo/db";
+import type { JobName } from "@rakazo/jobs";
+import { and, eq, inArray } from "drizzle-orm";
+import type { Caller, ServiceContext } from "../context.ts";
+import { AppError } from "../errors.ts";
+import { requireComputer } from "./access.ts";
+import { enqueueOperation, recordOperation } from "./operations.ts";
+import { type ComputerView, toComputerView } from "./view.ts";
+
+interface Transition {
+  readonly from: readonly ComputerState[];
+  readonly to: ComputerState;
+  readonly operation: OperationKind;
+  readonly job: JobName;
+}
+
+const TRANSITIONS = {
+  stop: { from: ["running"], to: "stopping", operation: "stop", job: "computer.stop" },
+  start: {
+    from: ["stopped", "failed"],
+    to: "provisioning",
+    operation: "provision",
+    job: "computer.provision",
+  },
+  delete: {
+    from: ["provisioning", "running", "stopping", "stopped", "failed", "deleting"],
+    to: "deleting",
+    operation: "delete",
+    job: "computer.delete",
+  },
+} as const satisfies Record<string, Transition>;
+
+async function transition(
+  ctx: ServiceContext,
+  caller: Caller,
+  computerId: string,
+  verb: keyof typeof TRANSITIONS,
+): Promise<ComputerView> {
+  const spec: Transition = TRANSITIONS[verb];
+  const current = await requireComputer(ctx, caller, computerId);
+  const result = await ctx.db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(computers)
+      .set({ state: spec.to, lastError: null })
+      .where(and(eq(computers.id, computerId), inArray(computers.state, [...spec.from])))
+      .returning();
+    if (!row) return undefined;
+    const operationId = await recordOperation(tx, computerId, spec.operation, "queued");
+    return { row, operationId };
+  });
+  if (!result) {
+    throw new AppError("CONFLICT", `cannot ${verb} a computer that is ${current.state}`, {
+      state: current.state,
+    });
+  }
+  await enqueueOperation(ctx, spec.job, computerId, result.operationId);
+  ctx.log.info(`computer.${verb}_requested`, { computerId });
+  return toComputerView(result.row);
+}
+
+export const stopComputer = (ctx: ServiceContext, caller: Caller, input: { computerId: string }) =>
+  transition(ctx, caller, input.computerId, "stop");
+
+export const startComputer = (ctx: ServiceContext, caller: Caller, input: { computerId: string }) =>
+  transition(ctx, caller, input.computerId, "start");
+
+export const deleteComputer = (ctx: ServiceContext, caller: Caller, input: { computerId: string }) =>
+  transition(ctx, caller, input.computerId, "delete");

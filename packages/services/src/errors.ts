@@ -1,0 +1,46 @@
+/**
+ * Domain errors. The code is the stable contract (clients and tests match on it); each
+ * transport maps codes in one place (HTTP: apps/api/src/http-errors.ts).
+ */
+export const APP_ERROR_CODES = [
+  "INVALID_JSON",
+  "INVALID_INPUT",
+  "UNKNOWN_RPC",
+  "UNAUTHENTICATED",
+  "FORBIDDEN",
+  "NOT_FOUND",
+  "ALREADY_BOOTSTRAPPED",
+  "COMPUTER_NOT_READY",
+  "COMPUTER_GONE",
+  "CONFLICT",
+  "INVALID_PATH",
+  "FILE_NOT_FOUND",
+  "FILE_TOO_LARGE",
+  "MULTI_SCREEN_UNAVAILABLE",
+  "DESKTOP_UNAVAILABLE",
+  "UNSUPPORTED",
+  "PROVIDER_ERROR",
+  "INTERNAL",
+] as const;
+export type AppErrorCode = (typeof APP_ERROR_CODES)[number];
+
+export class AppError extends Error {
+  readonly code: AppErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+  override readonly name = "AppError";
+
+  constructor(
+    code: AppErrorCode,
+    message: string,
+    details?: Record<string, unknown>,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError;
+}

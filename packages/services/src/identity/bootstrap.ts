@@ -1,0 +1,56 @@
+import { bots, newId, spaceMembers, spaces, users } from "@rakazo/db";
+import { sql } from "drizzle-orm";
+import type { ServiceContext } from "../context.ts";
+import { AppError } from "../errors.ts";
+import { issueToken } from "./tokens.ts";
+
+export interface BootstrapInput {
+  readonly userName: string;
+  readonly spaceName: string;
+  readonly botName: string;
+}
+
+export interface BootstrapResult {
+  readonly userId: string;
+  readonly spaceId: string;
+  readonly botId: string;
+  readonly tokenId: string;
+  /** Shown once. */
+  readonly token: string;
+}
+
+// Serialises concurrent first-user claims: exactly one wins.
+const BOOTSTRAP_LOCK = 727_102;
+
+/**
+ * Creates the first user with a space they own, a bot and an API token. Allowed only while
+ * the installation has no user at all; afterwards users are created by members.
+ */
+export async function bootstrapFirstUser(
+  ctx: Pick<ServiceContext, "db">,
+  input: BootstrapInput,
+): Promise<BootstrapResult> {
+  return ctx.db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK})`);
+    const existing = await tx.select({ id: users.id }).from(users).limit(1);
+    if (existing.length > 0)
+      throw new AppError("ALREADY_BOOTSTRAPPED", "this installation already has users");
+    return createUserWithSpace(tx, input);
+  });
+}
+
+/** The user + owned space + bot + token bundle; also used by tests to make extra tenants. */
+export async function createUserWithSpace(
+  db: ServiceContext["db"],
+  input: BootstrapInput,
+): Promise<BootstrapResult> {
+  const userId = newId("user");
+  const spaceId = newId("space");
+  const botId = newId("bot");
+  await db.insert(users).values({ id: userId, name: input.userName });
+  await db.insert(spaces).values({ id: spaceId, name: input.spaceName });
+  await db.insert(spaceMembers).values({ spaceId, userId, role: "owner" });
+  await db.insert(bots).values({ id: botId, spaceId, name: input.botName });
+  const token = await issueToken({ db }, { userId, name: "bootstrap" });
+  return { userId, spaceId, botId, tokenId: token.id, token: token.secret };
+}

@@ -1,0 +1,63 @@
+// Every computer RPC checks that the caller belongs to the owning space; a foreign computer
+// looks exactly like a missing one (security.md: no existence oracle).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestSystem, eventually, type TestSystem } from "../support/system.ts";
+
+let system: TestSystem;
+let alice: Awaited<ReturnType<TestSystem["newTenant"]>>;
+let bob: Awaited<ReturnType<TestSystem["newTenant"]>>;
+let bobComputerId: string;
+
+beforeAll(async () => {
+  system = await createTestSystem();
+  await system.startWorker();
+  alice = await system.newTenant("alice");
+  bob = await system.newTenant("bob");
+  const created = await system.rpc("computer/create", { spaceId: bob.spaceId }, bob.token);
+  bobComputerId = created.json.result.id;
+  await eventually(async () => {
+    const res = await system.rpc("computer/get", { computerId: bobComputerId }, bob.token);
+    return res.json.result.state === "running" ? true : undefined;
+  });
+});
+afterAll(() => system.close());
+
+describe("a member of space A cannot reach space B's computer", () => {
+  const missing = `cmp_${"z".repeat(20)}`;
+
+  it.each([
+    ["computer/get", () => ({ computerId: bobComputerId })],
+    ["computer/exec", () => ({ computerId: bobComputerId, argv: ["echo", "pwned"] })],
+    ["computer/delete", () => ({ computerId: bobComputerId })],
+    ["computer/stop", () => ({ computerId: bobComputerId })],
+  ])("%s on a foreign computer → 404 NOT_FOUND, same as a missing one", async (rpc, body) => {
+    const foreign = await system.rpc(rpc, body(), alice.token);
+    const absent = await system.rpc(rpc, { ...body(), computerId: missing }, alice.token);
+    expect(foreign.status).toBe(404);
+    expect(foreign.json).toEqual(absent.json);
+  });
+
+  it("listing another space's computers → 404; own space lists none of B's", async () => {
+    expect((await system.rpc("computer/list", { spaceId: bob.spaceId }, alice.token)).status).toBe(404);
+    const own = await system.rpc("computer/list", { spaceId: alice.spaceId }, alice.token);
+    expect(own.json.result).toEqual([]);
+  });
+
+  it("creating a computer or bot in another space → 404", async () => {
+    expect((await system.rpc("computer/create", { spaceId: bob.spaceId }, alice.token)).status).toBe(404);
+    expect((await system.rpc("bot/create", { spaceId: bob.spaceId, name: "x" }, alice.token)).status).toBe(
+      404,
+    );
+  });
+
+  it("B's computer is untouched by A's attempts", async () => {
+    const res = await system.rpc("computer/get", { computerId: bobComputerId }, bob.token);
+    expect(res.json.result.state).toBe("running");
+    const exec = await system.rpc(
+      "computer/exec",
+      { computerId: bobComputerId, argv: ["echo", "mine"] },
+      bob.token,
+    );
+    expect(exec.json.result.stdout).toBe("mine\n");
+  });
+});

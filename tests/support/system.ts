@@ -1,0 +1,98 @@
+/**
+ * A whole control plane in-process for integration tests: a cloned database, real pg-boss,
+ * the fake provider on a temp folder, the API app, and (optionally) a worker. Logs are
+ * captured so tests can assert what was (and was not) written.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApiApp } from "@rakazo/api/app";
+import { startPgBoss } from "@rakazo/jobs";
+import { createLogger } from "@rakazo/log";
+import { createFakeProvider, type SandboxProvider } from "@rakazo/sandbox";
+import { createUserWithSpace, type ServiceContext } from "@rakazo/services";
+import { type RunningWorker, startWorker } from "@rakazo/worker/worker";
+import type { Hono } from "hono";
+import { createTestDatabase, type TestDatabase } from "./database.ts";
+
+export interface TestSystem {
+  readonly database: TestDatabase;
+  readonly app: Hono;
+  readonly ctx: ServiceContext;
+  readonly provider: SandboxProvider;
+  readonly logLines: string[];
+  startWorker(): Promise<RunningWorker>;
+  /** POST /rpc/<name> with an optional bearer token; returns status and parsed JSON. */
+  rpc(name: string, body: unknown, token?: string): Promise<{ status: number; json: any }>;
+  newTenant(label: string): Promise<{ userId: string; spaceId: string; botId: string; token: string }>;
+  close(): Promise<void>;
+}
+
+export async function createTestSystem(options: { bootstrapToken?: string } = {}): Promise<TestSystem> {
+  const database = await createTestDatabase();
+  const rootDir = await mkdtemp(join(tmpdir(), "rakazo-it-"));
+  const provider = createFakeProvider({ rootDir });
+  const logLines: string[] = [];
+  const log = createLogger({ level: "debug", write: (line) => logLines.push(line) });
+  const { boss, queue } = await startPgBoss(database.url, {
+    supervise: false,
+    onError: (error) => log.error("pgboss.error", { error }),
+  });
+  const ctx: ServiceContext = { db: database.db, jobs: queue, provider, log };
+  const app = createApiApp({ ctx, log, bootstrapToken: options.bootstrapToken });
+  const workers: RunningWorker[] = [];
+
+  return {
+    database,
+    app,
+    ctx,
+    provider,
+    logLines,
+    async startWorker() {
+      const worker = await startWorker({
+        databaseUrl: database.url,
+        db: database.db,
+        provider,
+        log,
+        pollingIntervalSeconds: 0.5,
+      });
+      workers.push(worker);
+      return worker;
+    },
+    async rpc(name, body, token) {
+      const res = await app.request(`/rpc/${name}`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+        body: typeof body === "string" ? body : JSON.stringify(body),
+      });
+      return { status: res.status, json: await res.json() };
+    },
+    async newTenant(label) {
+      return createUserWithSpace(database.db, {
+        userName: label,
+        spaceName: `${label}'s space`,
+        botName: `${label}-bot`,
+      });
+    },
+    async close() {
+      for (const worker of workers) await worker.stop({ timeoutMs: 5_000 });
+      await boss.stop({ graceful: false, timeout: 2_000 });
+      await database.drop();
+      await rm(rootDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((done) => setTimeout(done, 100));
+  }
+}
