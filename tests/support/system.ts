@@ -11,7 +11,7 @@ import { startPgBoss } from "@rakazo/jobs";
 import { createLogger } from "@rakazo/log";
 import { createFakeProvider, type SandboxProvider } from "@rakazo/sandbox";
 import { createUserWithSpace, type ServiceContext } from "@rakazo/services";
-import { type RunningWorker, startWorker } from "@rakazo/worker/worker";
+import { type RunningWorker, startWorker, type WorkerOptions } from "@rakazo/worker/worker";
 import type { Hono } from "hono";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 
@@ -21,7 +21,7 @@ export interface TestSystem {
   readonly ctx: ServiceContext;
   readonly provider: SandboxProvider;
   readonly logLines: string[];
-  startWorker(): Promise<RunningWorker>;
+  startWorker(options?: Pick<WorkerOptions, "idle">): Promise<RunningWorker>;
   /** POST /rpc/<name> with an optional bearer token; returns status and parsed JSON. */
   rpc(name: string, body: unknown, token?: string): Promise<{ status: number; json: any }>;
   newTenant(label: string): Promise<{ userId: string; spaceId: string; botId: string; token: string }>;
@@ -48,8 +48,9 @@ export async function createTestSystem(options: { bootstrapToken?: string } = {}
     ctx,
     provider,
     logLines,
-    async startWorker() {
+    async startWorker(options = {}) {
       const worker = await startWorker({
+        ...options,
         databaseUrl: database.url,
         db: database.db,
         provider,
@@ -95,4 +96,20 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (Date.now() > deadline) throw new Error("condition not met in time");
     await new Promise((done) => setTimeout(done, 100));
   }
+}
+
+/** A tenant with a running computer, ready for desktop and run tests. */
+export async function runningComputer(
+  system: TestSystem,
+  tenant: { spaceId: string; token: string },
+  body: Record<string, unknown> = {},
+): Promise<string> {
+  const created = await system.rpc("computer/create", { spaceId: tenant.spaceId, ...body }, tenant.token);
+  if (created.status !== 200) throw new Error(`computer/create failed: ${JSON.stringify(created.json)}`);
+  const id: string = created.json.result.id;
+  await eventually(async () => {
+    const res = await system.rpc("computer/get", { computerId: id }, tenant.token);
+    return res.json.result.state === "running" ? true : undefined;
+  });
+  return id;
 }

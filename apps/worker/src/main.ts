@@ -17,6 +17,11 @@ const worker = await startWorker({
   provider,
   log,
   pollingIntervalSeconds: env.WORKER_POLL_SECONDS,
+  idle: {
+    idleTimeoutMs: env.IDLE_TIMEOUT_SECONDS * 1_000,
+    takeoverAwakeMs: env.TAKEOVER_AWAKE_SECONDS * 1_000,
+    sweepIntervalMs: env.IDLE_SWEEP_SECONDS * 1_000,
+  },
 });
 
 let stopping = false;

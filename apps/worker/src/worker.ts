@@ -2,7 +2,7 @@ import type { Database } from "@rakazo/db";
 import { registerJobHandlers, startPgBoss } from "@rakazo/jobs";
 import type { Logger } from "@rakazo/log";
 import type { SandboxProvider } from "@rakazo/sandbox";
-import { computerJobHandlers } from "@rakazo/services";
+import { computerJobHandlers, type IdlePolicy, sweepIdleComputers } from "@rakazo/services";
 
 export interface WorkerOptions {
   readonly databaseUrl: string;
@@ -10,6 +10,8 @@ export interface WorkerOptions {
   readonly provider: SandboxProvider;
   readonly log: Logger;
   readonly pollingIntervalSeconds?: number;
+  /** Idle shutdown (CMP-7): how long unused before stopping, and how often to look. */
+  readonly idle?: IdlePolicy & { readonly sweepIntervalMs: number };
 }
 
 export interface RunningWorker {
@@ -28,9 +30,21 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   await registerJobHandlers(boss, computerJobHandlers(ctx), {
     pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
   });
+  // Every replica sweeps; the conditional claim in sweepIdleComputers lets exactly one win.
+  let sweeping: Promise<unknown> = Promise.resolve();
+  const idle = options.idle;
+  const sweeper = idle
+    ? setInterval(() => {
+        sweeping = sweepIdleComputers(ctx, idle).catch((error: unknown) =>
+          log.error("idle.sweep_failed", { error }),
+        );
+      }, idle.sweepIntervalMs)
+    : undefined;
   log.info("worker.started", { provider: options.provider.kind });
   return {
     async stop({ timeoutMs = 30_000 } = {}) {
+      clearInterval(sweeper);
+      await sweeping;
       await boss.stop({ graceful: true, timeout: timeoutMs });
       log.info("worker.stopped");
     },

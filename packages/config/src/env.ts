@@ -27,6 +27,9 @@ export const runtimeEnvSchema = z.object({
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   BOOTSTRAP_TOKEN: optionalString,
   WORKER_POLL_SECONDS: z.coerce.number().min(0.5).default(1),
+  IDLE_TIMEOUT_SECONDS: z.coerce.number().min(1).default(1_800),
+  IDLE_SWEEP_SECONDS: z.coerce.number().min(0.2).default(30),
+  TAKEOVER_AWAKE_SECONDS: z.coerce.number().min(1).default(1_800),
 });
 
 export type RuntimeEnv = z.infer<typeof runtimeEnvSchema>;

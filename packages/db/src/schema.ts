@@ -121,6 +121,8 @@ export const computers = pgTable(
     /** The home's data key, wrapped by the space's content key (PER-5). */
     dataKeyWrapped: text("data_key_wrapped"),
     lastError: text("last_error"),
+    /** Last agent or human use; the idle sweeper stops computers unused for too long (CMP-7). */
+    lastActivityAt: timestamp("last_activity_at", { withTimezone: true }).notNull().defaultNow(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     deletedAt: timestamp("deleted_at", { withTimezone: true }),
@@ -238,6 +240,9 @@ export const runs = pgTable(
       .references(() => bots.id, { onDelete: "cascade" }),
     status: text("status").$type<RunStatus>().notNull(),
     error: text("error"),
+    /** Why the run asked for a human (TKO-3), and since when. */
+    takeoverReason: text("takeover_reason"),
+    waitingSince: timestamp("waiting_since", { withTimezone: true }),
     createdAt: createdAt(),
     startedAt: timestamp("started_at", { withTimezone: true }),
     finishedAt: timestamp("finished_at", { withTimezone: true }),

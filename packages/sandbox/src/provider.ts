@@ -27,6 +27,11 @@ export interface ProviderCapabilities {
   readonly pageBrowser: boolean;
   /** The optional browser terminal (TRM-7). */
   readonly terminal: boolean;
+  /**
+   * Whether a running machine costs money by the minute (cloud sandboxes). Decides how long a
+   * computer waiting for a human stays awake (TKO-3).
+   */
+  readonly billsWhileRunning: boolean;
 }
 
 export interface ProvisionRequest {

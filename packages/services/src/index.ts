@@ -1,6 +1,9 @@
 export * from "./computers/access.ts";
+export * from "./computers/activity.ts";
 export * from "./computers/create.ts";
+export * from "./computers/desktop.ts";
 export * from "./computers/exec.ts";
+export * from "./computers/idle.ts";
 export * from "./computers/jobs.ts";
 export * from "./computers/lifecycle.ts";
 export * from "./computers/query.ts";
@@ -10,4 +13,7 @@ export * from "./errors.ts";
 export * from "./identity/bootstrap.ts";
 export * from "./identity/spaces.ts";
 export * from "./identity/tokens.ts";
+export * from "./runs/leases.ts";
+export * from "./runs/runs.ts";
+export * from "./runs/takeover.ts";
 export * from "./sandbox-errors.ts";

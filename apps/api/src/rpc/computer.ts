@@ -49,6 +49,9 @@ export const computerExec = defineRpc({
     env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional(),
     stdin: z.string().max(10_000_000).optional(),
     timeoutMs: z.number().int().min(1).max(600_000).optional(),
+    lease: z
+      .strictObject({ botId: z.string().regex(ids.bot), fencingToken: z.number().int().positive() })
+      .optional(),
   }),
   handler: (ctx, caller, input) => execComputer(ctx, caller, input),
 });

@@ -8,7 +8,20 @@ import {
   computerStop,
 } from "./computer.ts";
 import type { RpcDefinition } from "./define.ts";
+import { computerAct, computerObserve } from "./desktop.ts";
 import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./identity.ts";
+import {
+  computerReleaseControl,
+  computerStopBot,
+  computerTakeControl,
+  runCancel,
+  runComplete,
+  runFail,
+  runGet,
+  runHeartbeat,
+  runRequestTakeover,
+  runStart,
+} from "./runs.ts";
 import { setupBootstrap } from "./setup.ts";
 
 export const RPCS: readonly RpcDefinition[] = [
@@ -25,4 +38,16 @@ export const RPCS: readonly RpcDefinition[] = [
   computerStop,
   computerStart,
   computerDelete,
+  computerObserve,
+  computerAct,
+  computerTakeControl,
+  computerReleaseControl,
+  computerStopBot,
+  runStart,
+  runGet,
+  runHeartbeat,
+  runRequestTakeover,
+  runComplete,
+  runFail,
+  runCancel,
 ] as RpcDefinition[];

@@ -1,6 +1,8 @@
 import type { Caller, ServiceContext } from "../context.ts";
+import { assertFence } from "../runs/leases.ts";
 import { viaProvider } from "../sandbox-errors.ts";
 import { requireComputer, requireRunningMachine } from "./access.ts";
+import { requireBotOnComputer, touchComputer } from "./activity.ts";
 
 export interface ExecComputerInput {
   readonly computerId: string;
@@ -9,6 +11,8 @@ export interface ExecComputerInput {
   readonly env?: Readonly<Record<string, string>>;
   readonly stdin?: string;
   readonly timeoutMs?: number;
+  /** A run's shell call names its bot and lease; a superseded lease is refused (CMP-3). */
+  readonly lease?: { readonly botId: string; readonly fencingToken: number };
 }
 
 export interface ExecComputerResult {
@@ -30,7 +34,12 @@ export async function execComputer(
   input: ExecComputerInput,
 ): Promise<ExecComputerResult> {
   const computer = await requireComputer(ctx, caller, input.computerId);
+  if (input.lease) {
+    await requireBotOnComputer(ctx, computer, input.lease.botId);
+    await assertFence(ctx, { computerId: computer.id, ...input.lease });
+  }
   const sandbox = requireRunningMachine(ctx, computer);
+  await touchComputer(ctx, computer.id);
   const result = await viaProvider(() =>
     sandbox.exec({
       argv: input.argv,

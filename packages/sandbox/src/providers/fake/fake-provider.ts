@@ -91,7 +91,7 @@ export function createFakeProvider(options: FakeProviderOptions): SandboxProvide
 
   const provider: SandboxProvider = {
     kind: "fake",
-    capabilities: { desktop: true, pageBrowser: false, terminal: false },
+    capabilities: { desktop: true, pageBrowser: false, terminal: false, billsWhileRunning: false },
 
     async provision(request: ProvisionRequest): Promise<ProvisionResult> {
       if (request.ref) {

@@ -1,0 +1,78 @@
+/**
+ * Desktop verbs: a bot's screen, observed and acted on (CMP-4: started on first use).
+ * A caller that passes a fencing token must hold the bot's live execution lease; a caller
+ * without one may drive the bot only while nobody holds that lease (CMP-3).
+ */
+import type { ActResult, DesktopAction } from "@rakazo/sandbox";
+import type { Caller, ServiceContext } from "../context.ts";
+import { AppError } from "../errors.ts";
+import { assertFence, liveExecutionLease } from "../runs/leases.ts";
+import { viaProvider } from "../sandbox-errors.ts";
+import { type ComputerRow, requireComputer, requireRunningMachine } from "./access.ts";
+import { requireBotOnComputer, touchComputer } from "./activity.ts";
+
+export interface BotActionInput {
+  readonly computerId: string;
+  readonly botId: string;
+  readonly fencingToken?: number;
+}
+
+export interface ObserveResult {
+  readonly pngBase64: string;
+  readonly width: number;
+  readonly height: number;
+  readonly frameHash: string;
+  readonly slot: { readonly index: number; readonly generation: number };
+}
+
+/** Checks ownership, bot, fence; returns the running machine's desktop. */
+export async function prepareBotAction(ctx: ServiceContext, caller: Caller, input: BotActionInput) {
+  const computer = await requireComputer(ctx, caller, input.computerId);
+  await requireBotOnComputer(ctx, computer, input.botId);
+  await checkDriver(ctx, computer, input);
+  const sandbox = requireRunningMachine(ctx, computer);
+  if (!sandbox.desktop) throw new AppError("UNSUPPORTED", `${ctx.provider.kind} computers have no desktop`);
+  await touchComputer(ctx, computer.id);
+  return { computer, sandbox, desktop: sandbox.desktop };
+}
+
+export async function checkDriver(
+  ctx: ServiceContext,
+  computer: ComputerRow,
+  input: BotActionInput,
+): Promise<void> {
+  const key = { computerId: computer.id, botId: input.botId };
+  if (input.fencingToken !== undefined) {
+    await assertFence(ctx, { ...key, fencingToken: input.fencingToken });
+  } else if (await liveExecutionLease(ctx, key)) {
+    throw new AppError(
+      "LEASE_HELD",
+      "a run is driving this bot; pass its fencingToken or stop the bot first",
+    );
+  }
+}
+
+export async function observeDesktop(
+  ctx: ServiceContext,
+  caller: Caller,
+  input: BotActionInput,
+): Promise<ObserveResult> {
+  const { desktop } = await prepareBotAction(ctx, caller, input);
+  const frame = await viaProvider(() => desktop.observe(input.botId));
+  return {
+    pngBase64: Buffer.from(frame.png).toString("base64"),
+    width: frame.width,
+    height: frame.height,
+    frameHash: frame.frameHash,
+    slot: frame.slot,
+  };
+}
+
+export async function actOnDesktop(
+  ctx: ServiceContext,
+  caller: Caller,
+  input: BotActionInput & { actions: readonly DesktopAction[] },
+): Promise<ActResult> {
+  const { desktop } = await prepareBotAction(ctx, caller, input);
+  return viaProvider(() => desktop.act(input.botId, input.actions));
+}
