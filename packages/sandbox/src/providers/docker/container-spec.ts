@@ -1,0 +1,131 @@
+/**
+ * Pure builders for the Docker adapter: names, host paths and container create options.
+ * No I/O here, so every invariant below is unit-tested without a Docker engine.
+ */
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import type Docker from "dockerode";
+import { SandboxError } from "../../errors.ts";
+
+/** Where the workspace (the Rakazo-owned home, PER-1) is mounted inside the computer. */
+export const WORKSPACE_DIR = "/home/user/rakazo-home";
+/** Where the supervisor keeps its Unix sockets (`supervisor.sock`, `vnc/`); bind-mounted from the host. */
+export const RUNTIME_DIR = "/run/rakazo";
+/** The workspace user of the computer image. Every exec and file operation runs as this user. */
+export const WORKSPACE_UID = 1000;
+export const WORKSPACE_GID = 1000;
+export const WORKSPACE_USER = `${WORKSPACE_UID}:${WORKSPACE_GID}`;
+
+export const DEFAULT_MEMORY_BYTES = 4 * 1024 ** 3;
+export const DEFAULT_PIDS_LIMIT = 4096;
+/** Chromium needs more than Docker's 64 MB default /dev/shm. */
+export const SHM_SIZE_BYTES = 256 * 1024 ** 2;
+export const DEFAULT_LABEL_PREFIX = "rakazo";
+
+export interface ContainerLabels {
+  readonly computer: string;
+  readonly home: string;
+  readonly managed: string;
+}
+
+/** Label keys; the prefix lets tests (or two installations on one engine) keep their containers apart. */
+export function labelKeys(prefix: string): ContainerLabels {
+  return { computer: `${prefix}.computer`, home: `${prefix}.home`, managed: `${prefix}.managed` };
+}
+
+/**
+ * A short, stable, filesystem- and Docker-name-safe id for a computer. Used for the runtime
+ * directory (socket paths must stay well under the 108-byte `sun_path` limit, so the computer
+ * id itself, of unknown length, is never part of them) and for the container name.
+ */
+export function computerSlug(computerId: string): string {
+  return createHash("sha256").update(computerId).digest("hex").slice(0, 12);
+}
+
+/**
+ * One container per computer: the name is derived from the computer id, so two concurrent
+ * provisions of one computer collide (409) instead of creating two machines.
+ */
+export function containerName(prefix: string, computerId: string): string {
+  const safePrefix = prefix.replace(/[^a-zA-Z0-9_.-]/g, "-");
+  return `${safePrefix}-${computerSlug(computerId)}`;
+}
+
+export interface HostPaths {
+  /** `<dataDir>/homes/<homeKey>`: the workspace, owned by the home store (PER-3). */
+  readonly homeDir: string;
+  /** `<dataDir>/run/<slug>`: the computer's runtime dir (supervisor and VNC sockets). */
+  readonly runDir: string;
+}
+
+export function hostPaths(dataDir: string, computerId: string, homeKey: string): HostPaths {
+  return { homeDir: join(dataDir, "homes", homeKeySegment(homeKey)), runDir: runDirFor(dataDir, computerId) };
+}
+
+export function runDirFor(dataDir: string, computerId: string): string {
+  return join(dataDir, "run", computerSlug(computerId));
+}
+
+/** A home key becomes one path segment under `homes/`; anything that could leave it is refused. */
+export function homeKeySegment(homeKey: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(homeKey) || homeKey.includes("..")) {
+    throw new SandboxError("INVALID_PATH", `invalid home key: ${JSON.stringify(homeKey)}`);
+  }
+  return homeKey;
+}
+
+export interface ContainerSpecInput {
+  readonly image: string;
+  readonly computerId: string;
+  readonly homeKey: string;
+  readonly paths: HostPaths;
+  readonly labelPrefix: string;
+  readonly memoryBytes: number;
+  readonly pidsLimit: number;
+  /** Overrides the image's CMD (the supervisor daemon); for images without a supervisor. */
+  readonly command?: readonly string[];
+}
+
+export function containerCreateOptions(input: ContainerSpecInput): Docker.ContainerCreateOptions {
+  const keys = labelKeys(input.labelPrefix);
+  return {
+    name: containerName(input.labelPrefix, input.computerId),
+    Image: input.image,
+    ...(input.command ? { Cmd: [...input.command] } : {}),
+    User: WORKSPACE_USER,
+    WorkingDir: WORKSPACE_DIR,
+    Hostname: "rakazo",
+    Env: ["HOME=/home/user", "LANG=C.UTF-8"],
+    Labels: {
+      [keys.computer]: input.computerId,
+      [keys.home]: input.homeKey,
+      [keys.managed]: "true",
+    },
+    // Networking is off: the computer is reached only through bind-mounted Unix sockets
+    // and `docker exec`, never through a container address.
+    NetworkDisabled: true,
+    HostConfig: {
+      NetworkMode: "none",
+      Memory: input.memoryBytes,
+      MemorySwap: input.memoryBytes,
+      PidsLimit: input.pidsLimit,
+      ShmSize: SHM_SIZE_BYTES,
+      // The image's ENTRYPOINT is tini; Docker's own init would be a second one.
+      Init: false,
+      // Nothing in the computer needs capabilities or setuid: it runs as the workspace user.
+      CapDrop: ["ALL"],
+      SecurityOpt: ["no-new-privileges"],
+      RestartPolicy: { Name: "no" },
+      AutoRemove: false,
+      Mounts: [
+        { Type: "bind", Source: input.paths.homeDir, Target: WORKSPACE_DIR, ReadOnly: false },
+        { Type: "bind", Source: input.paths.runDir, Target: RUNTIME_DIR, ReadOnly: false },
+      ],
+    },
+  };
+}
+
+/** The label filter that finds this computer's container(s). */
+export function computerFilter(labelPrefix: string, computerId: string): { label: string[] } {
+  return { label: [`${labelKeys(labelPrefix).computer}=${computerId}`] };
+}

@@ -1,0 +1,287 @@
+/**
+ * The Docker adapter of `SandboxProvider` (PRV-1, PRV-5): one container per computer, created
+ * from the computer image with networking off, the Rakazo-owned home bind-mounted as the
+ * workspace and a per-computer runtime directory for the supervisor's Unix sockets.
+ * Invariants are listed in README.md beside this file.
+ */
+import { chown, mkdir, rm } from "node:fs/promises";
+import Docker from "dockerode";
+import { SandboxError } from "../../errors.ts";
+import { normalizeWorkspacePath } from "../../paths.ts";
+import type {
+  ExecRequest,
+  ExecResult,
+  ProviderCapabilities,
+  ProvisionRequest,
+  ProvisionResult,
+  Sandbox,
+  SandboxDesktop,
+  SandboxProvider,
+  SandboxStatus,
+} from "../../provider.ts";
+import {
+  computerFilter,
+  containerCreateOptions,
+  DEFAULT_LABEL_PREFIX,
+  DEFAULT_MEMORY_BYTES,
+  DEFAULT_PIDS_LIMIT,
+  type HostPaths,
+  hostPaths,
+  labelKeys,
+  RUNTIME_DIR,
+  runDirFor,
+  WORKSPACE_DIR,
+  WORKSPACE_GID,
+  WORKSPACE_UID,
+} from "./container-spec.ts";
+import { mapDockerError, runExec } from "./docker-exec.ts";
+import { createWorkspaceFiles } from "./workspace-files.ts";
+
+/** What a desktop implementation (the supervisor client) gets to reach one computer. */
+export interface DockerDesktopContext {
+  readonly ref: string;
+  /** Runs a command in the computer as the workspace user (the command path remote providers use). */
+  exec(request: ExecRequest): Promise<ExecResult>;
+  /** Host path of the computer's `/run/rakazo` (the supervisor's `supervisor.sock`, `vnc/`). */
+  hostRuntimeDir(): Promise<string>;
+}
+
+export interface DockerProviderOptions {
+  /** Defaults to the local engine at /var/run/docker.sock. */
+  readonly docker?: Docker;
+  readonly image: string;
+  /** Homes live in `<dataDir>/homes/<homeKey>`, runtime dirs in `<dataDir>/run/<slug>`. */
+  readonly dataDir: string;
+  readonly memoryBytes?: number;
+  readonly pidsLimit?: number;
+  /** Label (and container name) prefix; tests use their own to find and clean up their containers. */
+  readonly labelPrefix?: string;
+  /** Overrides the image's CMD (the supervisor daemon), e.g. `["sleep","infinity"]` for an image without one. */
+  readonly command?: readonly string[];
+  /**
+   * Wires per-bot desktops (the supervised desktop). Without it the provider declares
+   * `capabilities.desktop: false` and sandboxes have no `desktop`.
+   */
+  readonly desktop?: (context: DockerDesktopContext) => SandboxDesktop;
+  readonly log?: (event: Record<string, unknown>) => void;
+}
+
+export function createDockerProvider(options: DockerProviderOptions): SandboxProvider {
+  const docker = options.docker ?? new Docker({ socketPath: "/var/run/docker.sock" });
+  const prefix = options.labelPrefix ?? DEFAULT_LABEL_PREFIX;
+  const keys = labelKeys(prefix);
+  const log = options.log ?? (() => {});
+  const capabilities: ProviderCapabilities = {
+    desktop: options.desktop !== undefined,
+    pageBrowser: false,
+    terminal: false,
+    billsWhileRunning: false,
+  };
+
+  const inspect = async (ref: string): Promise<Docker.ContainerInspectInfo | null> => {
+    try {
+      return await docker.getContainer(ref).inspect();
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode === 404) return null;
+      throw mapDockerError(error, ref);
+    }
+  };
+
+  /** Host directories must exist (and belong to the workspace user) before the container starts. */
+  const prepareHostDirs = async (paths: HostPaths): Promise<void> => {
+    for (const dir of [paths.homeDir, paths.runDir]) {
+      await mkdir(dir, { recursive: true, mode: 0o755 });
+      await chown(dir, WORKSPACE_UID, WORKSPACE_GID);
+    }
+  };
+
+  /** Starts (or unpauses) a container of this computer; `null` when it cannot be used again. */
+  const reuse = async (
+    info: Docker.ContainerInspectInfo,
+    request: ProvisionRequest,
+    paths: HostPaths,
+  ): Promise<string | null> => {
+    const labels = info.Config.Labels ?? {};
+    if (labels[keys.computer] !== request.computerId) return null;
+    if (labels[keys.home] !== request.homeKey || info.State.Dead || info.State.Status === "removing") {
+      // Mounts the wrong home or cannot start again: replace it.
+      log({ event: "docker.container.discarded", computerId: request.computerId, containerId: info.Id });
+      await docker
+        .getContainer(info.Id)
+        .remove({ force: true, v: true })
+        .catch(() => {});
+      return null;
+    }
+    const container = docker.getContainer(info.Id);
+    try {
+      if (info.State.Paused) await container.unpause();
+      else if (!info.State.Running) {
+        await prepareHostDirs(paths);
+        await container.start();
+        log({ event: "docker.container.started", computerId: request.computerId, containerId: info.Id });
+      }
+    } catch (error) {
+      // 304: it was started concurrently.
+      if ((error as { statusCode?: number }).statusCode !== 304) throw mapDockerError(error, info.Id);
+    }
+    return info.Id;
+  };
+
+  const findByLabel = async (computerId: string): Promise<Docker.ContainerInspectInfo | null> => {
+    const found = await docker
+      .listContainers({ all: true, filters: computerFilter(prefix, computerId) })
+      .catch((error: unknown) => {
+        throw mapDockerError(error, computerId);
+      });
+    found.sort((a, b) => b.Created - a.Created);
+    for (const summary of found) {
+      const info = await inspect(summary.Id);
+      if (info) return info;
+    }
+    return null;
+  };
+
+  const provider: SandboxProvider = {
+    kind: "docker",
+    capabilities,
+
+    async provision(request): Promise<ProvisionResult> {
+      const paths = hostPaths(options.dataDir, request.computerId, request.homeKey);
+      if (request.ref) {
+        const info = await inspect(request.ref);
+        const ref = info ? await reuse(info, request, paths) : null;
+        if (ref) return { ref, replaced: false };
+      }
+      const existing = await findByLabel(request.computerId);
+      const found = existing ? await reuse(existing, request, paths) : null;
+      if (found) return { ref: found, replaced: false };
+
+      await prepareHostDirs(paths);
+      const spec = containerCreateOptions({
+        image: options.image,
+        computerId: request.computerId,
+        homeKey: request.homeKey,
+        paths,
+        labelPrefix: prefix,
+        memoryBytes: options.memoryBytes ?? DEFAULT_MEMORY_BYTES,
+        pidsLimit: options.pidsLimit ?? DEFAULT_PIDS_LIMIT,
+        ...(options.command ? { command: options.command } : {}),
+      });
+      let container: Docker.Container;
+      try {
+        container = await docker.createContainer(spec);
+      } catch (error) {
+        // The name is derived from the computer id: a 409 means a concurrent provision won.
+        if ((error as { statusCode?: number }).statusCode === 409) {
+          const winner = await findByLabel(request.computerId);
+          const ref = winner ? await reuse(winner, request, paths) : null;
+          if (ref) return { ref, replaced: false };
+        }
+        throw mapDockerError(error, request.computerId);
+      }
+      try {
+        await container.start();
+      } catch (error) {
+        await container.remove({ force: true }).catch(() => {});
+        throw mapDockerError(error, container.id);
+      }
+      log({ event: "docker.container.created", computerId: request.computerId, containerId: container.id });
+      return { ref: container.id, replaced: true };
+    },
+
+    async stop(ref) {
+      try {
+        await docker.getContainer(ref).stop({ t: 5 });
+      } catch (error) {
+        if ((error as { statusCode?: number }).statusCode === 304) return; // already stopped
+        throw mapDockerError(error, ref);
+      }
+      log({ event: "docker.container.stopped", containerId: ref });
+    },
+
+    async destroy(ref) {
+      const info = await inspect(ref);
+      if (!info) return;
+      try {
+        await docker.getContainer(ref).remove({ force: true, v: true });
+      } catch (error) {
+        const status = (error as { statusCode?: number }).statusCode;
+        if (status !== 404) throw mapDockerError(error, ref);
+      }
+      // The runtime dir is this provider's; the home belongs to the home store and stays.
+      const computerId = info.Config.Labels?.[keys.computer];
+      if (computerId) await rm(runDirFor(options.dataDir, computerId), { recursive: true, force: true });
+      log({ event: "docker.container.removed", computerId, containerId: info.Id });
+    },
+
+    async status(ref): Promise<SandboxStatus> {
+      const info = await inspect(ref);
+      if (!info) return "missing";
+      return info.State.Running && !info.State.Paused ? "running" : "stopped";
+    },
+
+    sandbox(ref): Sandbox {
+      const exec = async (request: ExecRequest): Promise<ExecResult> => {
+        const rel = normalizeWorkspacePath(request.cwd ?? "");
+        const stdoutDecoder = new TextDecoder();
+        const stderrDecoder = new TextDecoder();
+        const onOutput = request.onOutput;
+        const result = await runExec(docker, ref, {
+          argv: request.argv,
+          cwd: rel === "" ? WORKSPACE_DIR : `${WORKSPACE_DIR}/${rel}`,
+          ...(request.env ? { env: request.env } : {}),
+          ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
+          ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
+          ...(onOutput
+            ? {
+                onStdout: (chunk) => {
+                  const data = stdoutDecoder.decode(chunk, { stream: true });
+                  if (data) onOutput({ stream: "stdout", data });
+                },
+                onStderr: (chunk) => {
+                  const data = stderrDecoder.decode(chunk, { stream: true });
+                  if (data) onOutput({ stream: "stderr", data });
+                },
+              }
+            : {}),
+        });
+        if (onOutput) {
+          const restOut = stdoutDecoder.decode();
+          if (restOut) onOutput({ stream: "stdout", data: restOut });
+          const restErr = stderrDecoder.decode();
+          if (restErr) onOutput({ stream: "stderr", data: restErr });
+        }
+        return {
+          exitCode: result.exitCode,
+          stdout: result.stdout.toString("utf8"),
+          stderr: result.stderr.toString("utf8"),
+          timedOut: result.timedOut,
+        };
+      };
+      const handle: { -readonly [K in keyof Sandbox]: Sandbox[K] } = {
+        ref,
+        exec,
+        files: createWorkspaceFiles(docker, ref),
+      };
+      if (options.desktop) {
+        handle.desktop = options.desktop({
+          ref,
+          exec,
+          hostRuntimeDir: async () => {
+            const info = await inspect(ref);
+            if (!info) throw new SandboxError("SANDBOX_GONE", `container ${ref} does not exist`);
+            const mount = info.Mounts.find((m) => m.Destination === RUNTIME_DIR && m.Type === "bind");
+            if (!mount)
+              throw new SandboxError(
+                "SANDBOX_PROVIDER_ERROR",
+                `container ${ref} has no ${RUNTIME_DIR} mount`,
+              );
+            return mount.Source;
+          },
+        });
+      }
+      return handle;
+    },
+  };
+  return provider;
+}

@@ -1,0 +1,12 @@
+export {
+  computerSlug,
+  containerCreateOptions,
+  containerName,
+  RUNTIME_DIR,
+  WORKSPACE_DIR,
+} from "./container-spec.ts";
+export {
+  createDockerProvider,
+  type DockerDesktopContext,
+  type DockerProviderOptions,
+} from "./docker-provider.ts";

@@ -1,0 +1,204 @@
+/**
+ * Workspace files of a Docker computer.
+ *
+ * list/read/write/export run *inside* the container, as the workspace user, through one small
+ * POSIX script per call (`docker exec`, no tar round trip for small files). Resolving paths in
+ * the container means a symlink planted by a process in the computer can never make this host
+ * process (root) read or write a host file: the worst it reaches is what uid 1000 in the
+ * container can reach anyway. Paths are confined to the workspace with `realpath`; a path whose
+ * resolution leaves it is refused with INVALID_PATH.
+ *
+ * import is done on the host, where the bind-mounted home lives: the archive is validated and
+ * extracted into a staging directory beside the homes, which the container cannot see
+ * (`extractArchive`, PER-6), then the home's children are swapped. The home directory itself is
+ * the bind-mount source and must not be renamed.
+ */
+import { randomBytes } from "node:crypto";
+import { lchown, lstat, mkdir, readdir, rename, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import type { Readable } from "node:stream";
+import type Docker from "dockerode";
+import { extractArchive } from "../../archive.ts";
+import { SandboxError } from "../../errors.ts";
+import { normalizeWorkspacePath } from "../../paths.ts";
+import type { FileEntry, SandboxFiles } from "../../provider.ts";
+import { WORKSPACE_DIR, WORKSPACE_GID, WORKSPACE_UID } from "./container-spec.ts";
+import { mapDockerError, runExec, startExecStream } from "./docker-exec.ts";
+
+/** Exit codes of the file script; anything else is a provider error. */
+const EXIT = {
+  outside: 40,
+  notFound: 41,
+  notDirectory: 42,
+  tooLarge: 43,
+  isDirectory: 44,
+  notFile: 45,
+} as const;
+
+/**
+ * `$1` = operation, `$2` = workspace-relative path ("" = root), `$3` = operation argument.
+ * `inside` resolves a path and checks it stays in the workspace.
+ */
+const FILE_SCRIPT = `
+W=${WORKSPACE_DIR}
+t="$W\${2:+/$2}"
+inside() { case "$1" in "$W"|"$W"/*) return 0;; *) exit ${EXIT.outside};; esac; }
+case "$1" in
+read)
+  p=$(realpath -e -- "$t" 2>/dev/null) || exit ${EXIT.notFound}
+  inside "$p"
+  [ -d "$p" ] && exit ${EXIT.isDirectory}
+  [ -f "$p" ] || exit ${EXIT.notFile}
+  size=$(stat -c %s -- "$p") || exit ${EXIT.notFound}
+  [ "$size" -le "$3" ] || exit ${EXIT.tooLarge}
+  exec cat -- "$p";;
+list)
+  p=$(realpath -e -- "$t" 2>/dev/null) || exit ${EXIT.notFound}
+  inside "$p"
+  [ -d "$p" ] || exit ${EXIT.notDirectory}
+  cd -- "$p" && exec find . -mindepth 1 -maxdepth 1 -printf '%y\\t%s\\t%T@\\t%P\\0';;
+write)
+  p=$(realpath -m -- "$t") || exit ${EXIT.notFound}
+  inside "$p"
+  [ "$p" = "$W" ] && exit ${EXIT.isDirectory}
+  [ -d "$p" ] && exit ${EXIT.isDirectory}
+  d=$(dirname -- "$p")
+  mkdir -p -- "$d" 2>/dev/null || exit ${EXIT.notDirectory}
+  tmp="$d/.rakazo-write.$$"
+  if cat >"$tmp" && mv -f -- "$tmp" "$p"; then exit 0; fi
+  rm -f -- "$tmp"; exit 1;;
+export)
+  cd -- "$W" || exit 1
+  st="/tmp/.rakazo-export.$$"
+  { find . -mindepth 1 \\( -type f -o -type d \\) -printf '%P\\0' || : >"$st"; } | LC_ALL=C sort -z |
+    tar --null --no-recursion --numeric-owner --ignore-failed-read --warning=no-file-changed -T - -cf -
+  rc=$?
+  if [ -e "$st" ]; then rm -f -- "$st"; exit 3; fi
+  # 1 = a file changed while it was read: the archive is still well-formed.
+  [ "$rc" -le 1 ] && exit 0
+  exit "$rc";;
+esac
+exit 2
+`;
+
+function fileScript(op: string, rel: string, arg = ""): string[] {
+  return ["/bin/sh", "-c", FILE_SCRIPT, "rakazo-files", op, rel, arg];
+}
+
+function failure(code: number, op: string, rel: string, stderr: string): SandboxError {
+  const shown = JSON.stringify(rel);
+  switch (code) {
+    case EXIT.outside:
+      return new SandboxError("INVALID_PATH", `${shown} resolves outside the workspace`);
+    case EXIT.notFound:
+      return new SandboxError("FILE_NOT_FOUND", `${shown} does not exist`);
+    case EXIT.notDirectory:
+      return new SandboxError("NOT_A_DIRECTORY", `${shown} (or a parent) is not a directory`);
+    case EXIT.tooLarge:
+      return new SandboxError("FILE_TOO_LARGE", `${shown} is larger than the allowed size`);
+    case EXIT.isDirectory:
+      return new SandboxError("INVALID_PATH", `${shown} is a directory`);
+    case EXIT.notFile:
+      return new SandboxError("INVALID_PATH", `${shown} is not a regular file`);
+    default:
+      return new SandboxError("SANDBOX_PROVIDER_ERROR", `${op} ${shown} failed (${code}): ${stderr.trim()}`);
+  }
+}
+
+/** Parses the NUL-separated `find -printf '%y\t%s\t%T@\t%P\0'` listing (pure; unit-tested). */
+export function parseListing(output: Buffer, dir: string): FileEntry[] {
+  const entries: FileEntry[] = [];
+  for (const record of output.toString("utf8").split("\0")) {
+    if (record === "") continue;
+    const [kind, size, mtime, ...rest] = record.split("\t");
+    const name = rest.join("\t");
+    if (!kind || name === "") continue;
+    entries.push({
+      path: dir === "" ? name : `${dir}/${name}`,
+      name,
+      type: kind === "f" ? "file" : kind === "d" ? "directory" : kind === "l" ? "symlink" : "other",
+      size: Number(size ?? 0),
+      modifiedAt: new Date(Math.round(Number(mtime ?? 0) * 1000)),
+    });
+  }
+  return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+export function createWorkspaceFiles(docker: Docker, ref: string): SandboxFiles {
+  const run = async (op: string, rel: string, arg?: string, stdin?: string | Uint8Array) => {
+    const result = await runExec(docker, ref, {
+      argv: fileScript(op, rel, arg),
+      cwd: "/",
+      ...(stdin !== undefined ? { stdin } : {}),
+    });
+    if (result.exitCode !== 0) throw failure(result.exitCode, op, rel, result.stderr.toString());
+    return result.stdout;
+  };
+
+  return {
+    async list(path) {
+      const rel = normalizeWorkspacePath(path);
+      return parseListing(await run("list", rel), rel);
+    },
+
+    async read(path, options) {
+      const rel = normalizeWorkspacePath(path);
+      if (rel === "") throw new SandboxError("INVALID_PATH", "the workspace root is a directory");
+      const max = options?.maxBytes ?? Number.MAX_SAFE_INTEGER;
+      return new Uint8Array(await run("read", rel, String(Math.max(0, Math.floor(max)))));
+    },
+
+    async write(path, data) {
+      const rel = normalizeWorkspacePath(path);
+      if (rel === "") throw new SandboxError("INVALID_PATH", "cannot write the workspace root");
+      await run("write", rel, "", data);
+    },
+
+    exportWorkspace(): Promise<Readable> {
+      return startExecStream(docker, ref, { argv: fileScript("export", ""), cwd: "/" }, (code, stderr) =>
+        failure(code, "export", "", stderr),
+      );
+    },
+
+    async importWorkspace(tar) {
+      const homeDir = await hostHomeDir(docker, ref);
+      // Beside the homes (same filesystem, so renames are cheap) but not inside any mounted
+      // directory: nothing in a computer can touch the staging tree while it is built as root.
+      const staging = join(dirname(homeDir), `.import-${randomBytes(6).toString("hex")}`);
+      await mkdir(staging, { mode: 0o700 });
+      try {
+        const incoming = join(staging, "workspace");
+        await extractArchive(tar, incoming);
+        await chownTree(incoming, WORKSPACE_UID, WORKSPACE_GID);
+        const previous = join(staging, "previous");
+        await mkdir(previous);
+        for (const name of await readdir(homeDir)) await rename(join(homeDir, name), join(previous, name));
+        for (const name of await readdir(incoming)) await rename(join(incoming, name), join(homeDir, name));
+      } finally {
+        await rm(staging, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/** The host directory bind-mounted as the workspace, from the container's own record. */
+async function hostHomeDir(docker: Docker, ref: string): Promise<string> {
+  let info: Docker.ContainerInspectInfo;
+  try {
+    info = await docker.getContainer(ref).inspect();
+  } catch (error) {
+    throw mapDockerError(error, ref);
+  }
+  const mount = info.Mounts.find((m) => m.Destination === WORKSPACE_DIR && m.Type === "bind");
+  if (!mount)
+    throw new SandboxError("SANDBOX_PROVIDER_ERROR", `container ${ref} has no workspace bind mount`);
+  return mount.Source;
+}
+
+/** lchown, never following links (the tree was just extracted: directories and regular files). */
+async function chownTree(path: string, uid: number, gid: number): Promise<void> {
+  await lchown(path, uid, gid);
+  const info = await lstat(path);
+  if (!info.isDirectory()) return;
+  for (const name of await readdir(path)) await chownTree(join(path, name), uid, gid);
+}
