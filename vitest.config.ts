@@ -16,7 +16,7 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["{apps,packages,infra}/**/src/**/*.integration.test.ts", "tests/**/*.test.ts"],
-          exclude: ["**/node_modules/**"],
+          exclude: ["**/node_modules/**", "**/*.docker.test.ts"],
           globalSetup: ["tests/setup/postgres.ts"],
           testTimeout: 30_000,
           hookTimeout: 60_000,
@@ -25,8 +25,9 @@ export default defineConfig({
       {
         test: {
           name: "docker",
-          include: ["{apps,packages,infra}/**/src/**/*.docker.test.ts"],
+          include: ["{apps,packages,infra}/**/src/**/*.docker.test.ts", "tests/**/*.docker.test.ts"],
           exclude: ["**/node_modules/**"],
+          globalSetup: ["tests/setup/postgres.ts"],
           testTimeout: 120_000,
           hookTimeout: 180_000,
           fileParallelism: false,

@@ -28,10 +28,12 @@ export interface TestSystem {
   close(): Promise<void>;
 }
 
-export async function createTestSystem(options: { bootstrapToken?: string } = {}): Promise<TestSystem> {
+export async function createTestSystem(
+  options: { bootstrapToken?: string; provider?: (dataDir: string) => Promise<SandboxProvider> } = {},
+): Promise<TestSystem> {
   const database = await createTestDatabase();
   const rootDir = await mkdtemp(join(tmpdir(), "rakazo-it-"));
-  const provider = createFakeProvider({ rootDir });
+  const provider = options.provider ? await options.provider(rootDir) : createFakeProvider({ rootDir });
   const logLines: string[] = [];
   const log = createLogger({ level: "debug", write: (line) => logLines.push(line) });
   const { boss, queue } = await startPgBoss(database.url, {

@@ -30,8 +30,8 @@ const factories: Factories = {
   fake: async (config) => createFakeProvider(config),
   docker: async (config) => {
     // Loaded lazily: dockerode is only needed where the Docker adapter is selected.
-    const { createDockerProvider } = await import("./providers/docker/index.ts");
-    return createDockerProvider(config);
+    const { createSupervisedDockerProvider } = await import("./providers/docker/supervised.ts");
+    return createSupervisedDockerProvider(config);
   },
 };
 

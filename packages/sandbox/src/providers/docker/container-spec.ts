@@ -84,6 +84,8 @@ export interface ContainerSpecInput {
   readonly pidsLimit: number;
   /** Overrides the image's CMD (the supervisor daemon); for images without a supervisor. */
   readonly command?: readonly string[];
+  /** Extra environment for the computer, e.g. `SANDBOX_TEAM_SCREEN_LIMIT` for the supervisor. */
+  readonly environment?: Readonly<Record<string, string>>;
 }
 
 export function containerCreateOptions(input: ContainerSpecInput): Docker.ContainerCreateOptions {
@@ -95,7 +97,11 @@ export function containerCreateOptions(input: ContainerSpecInput): Docker.Contai
     User: WORKSPACE_USER,
     WorkingDir: WORKSPACE_DIR,
     Hostname: "rakazo",
-    Env: ["HOME=/home/user", "LANG=C.UTF-8"],
+    Env: [
+      "HOME=/home/user",
+      "LANG=C.UTF-8",
+      ...Object.entries(input.environment ?? {}).map(([key, value]) => `${key}=${value}`),
+    ],
     Labels: {
       [keys.computer]: input.computerId,
       [keys.home]: input.homeKey,

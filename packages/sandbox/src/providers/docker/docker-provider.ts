@@ -58,6 +58,8 @@ export interface DockerProviderOptions {
   readonly labelPrefix?: string;
   /** Overrides the image's CMD (the supervisor daemon), e.g. `["sleep","infinity"]` for an image without one. */
   readonly command?: readonly string[];
+  /** Extra environment for every computer (e.g. `SANDBOX_TEAM_SCREEN_LIMIT`). */
+  readonly environment?: Readonly<Record<string, string>>;
   /**
    * Wires per-bot desktops (the supervised desktop). Without it the provider declares
    * `capabilities.desktop: false` and sandboxes have no `desktop`.
@@ -166,6 +168,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
         memoryBytes: options.memoryBytes ?? DEFAULT_MEMORY_BYTES,
         pidsLimit: options.pidsLimit ?? DEFAULT_PIDS_LIMIT,
         ...(options.command ? { command: options.command } : {}),
+        ...(options.environment ? { environment: options.environment } : {}),
       });
       let container: Docker.Container;
       try {

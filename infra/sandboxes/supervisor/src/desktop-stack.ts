@@ -1,0 +1,317 @@
+/**
+ * Spawns and stops one desktop stack (Xvfb + Chromium + x11vnc) from a `StackPlan`. Thin on
+ * purpose: what to run is decided in `stack-argv.ts`, when in `supervisor.ts`.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import type { ActionStep } from "./actions.ts";
+import { encodePng, frameHash } from "./png.ts";
+import { chromiumArgv, type StackPlan, x11vncArgv, xvfbArgv } from "./stack-argv.ts";
+import { captureDisplay } from "./x11-capture.ts";
+
+export interface Frame {
+  readonly png: Buffer;
+  readonly width: number;
+  readonly height: number;
+  readonly frameHash: string;
+}
+
+/** One running desktop. `teardown` is idempotent and throws when something survived it. */
+export interface DesktopStack {
+  readonly plan: StackPlan;
+  capture(): Promise<Frame>;
+  runStep(step: ActionStep): Promise<void>;
+  teardown(): Promise<void>;
+}
+
+/** A failed start; `leftover` is set when cleaning up what was started failed too. */
+export class StackStartError extends Error {
+  override readonly name = "StackStartError";
+  readonly leftover: DesktopStack | undefined;
+  constructor(message: string, leftover: DesktopStack | undefined) {
+    super(message);
+    this.leftover = leftover;
+  }
+}
+
+export interface StackLauncher {
+  /** Starts the stack; on failure it tears down what it started and rethrows. */
+  start(plan: StackPlan): Promise<DesktopStack>;
+}
+
+export interface ProcessLauncherOptions {
+  readonly chromiumBinary?: string;
+  /** Where process output goes; ignored when unset. */
+  readonly logDir?: string;
+  readonly chromiumStopTimeoutMs?: number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  child?: ChildProcess,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child && (child.exitCode !== null || child.signalCode !== null)) {
+      throw new Error(`${what}: process exited (${child.exitCode ?? child.signalCode})`);
+    }
+    if (await check()) return;
+    await sleep(25);
+  }
+  throw new Error(`${what}: not ready after ${timeoutMs} ms`);
+}
+
+function alive(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Signals the child's whole process group (children are spawned detached, as group leaders). */
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Whether any live (non-zombie) process remains in the child's process group. Zombies are
+ * skipped: an orphaned Chromium helper reparented to a PID 1 that does not reap would otherwise
+ * make every teardown look failed.
+ */
+function groupAlive(child: ChildProcess): boolean {
+  if (child.pid === undefined) return false;
+  const pgid = child.pid;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    // "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(fields[2]) === pgid && fields[0] !== "Z") return true;
+  }
+  return false;
+}
+
+async function stopProcess(
+  child: ChildProcess | undefined,
+  graceMs: number,
+  whole: "leader" | "group",
+): Promise<void> {
+  if (!child || child.pid === undefined) return;
+  if (alive(child)) {
+    if (whole === "leader") child.kill("SIGTERM");
+    else signalGroup(child, "SIGTERM");
+    const deadline = Date.now() + graceMs;
+    while (alive(child) && Date.now() < deadline) await sleep(25);
+  }
+  // Whatever is left of the group (renderers, zygotes) goes now.
+  if (groupAlive(child)) {
+    signalGroup(child, "SIGKILL");
+    const deadline = Date.now() + 2000;
+    while (groupAlive(child) && Date.now() < deadline) await sleep(25);
+  }
+  if (alive(child) || groupAlive(child)) throw new Error(`process ${child.pid} survived SIGKILL`);
+}
+
+function devtoolsReady(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const request = http.get({ host: "127.0.0.1", port, path: "/json/version", timeout: 500 }, (response) => {
+      response.resume();
+      resolve(response.statusCode === 200);
+    });
+    request.on("error", () => resolve(false));
+    request.on("timeout", () => {
+      request.destroy();
+      resolve(false);
+    });
+  });
+}
+
+/** Asks Chromium to close itself over its loopback DevTools endpoint (BRW-2). */
+async function closeBrowser(port: number): Promise<void> {
+  const response = await fetch(`http://127.0.0.1:${port}/json/version`, {
+    signal: AbortSignal.timeout(2000),
+  });
+  const { webSocketDebuggerUrl } = (await response.json()) as { webSocketDebuggerUrl: string };
+  await new Promise<void>((resolve, reject) => {
+    const socket = new WebSocket(webSocketDebuggerUrl);
+    const timer = setTimeout(() => {
+      socket.close();
+      reject(new Error("Browser.close timed out"));
+    }, 3000);
+    const done = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    socket.onopen = () => socket.send(JSON.stringify({ id: 1, method: "Browser.close" }));
+    socket.onmessage = done;
+    socket.onclose = done;
+    socket.onerror = () => undefined;
+  });
+}
+
+/** Removes files a killed stack leaves behind. A lock held by a live process is not stale. */
+function removeStaleFiles(plan: StackPlan): void {
+  const lock = `/tmp/.X${plan.display}-lock`;
+  if (existsSync(lock)) {
+    const pid = Number.parseInt(readFileSync(lock, "utf8").trim(), 10);
+    if (Number.isInteger(pid) && pid > 0 && pidAlive(pid)) {
+      throw new Error(`display :${plan.display} is held by live process ${pid}`);
+    }
+  }
+  for (const file of plan.staleFiles) rmSync(file, { force: true });
+}
+
+export function processLauncher(options: ProcessLauncherOptions = {}): StackLauncher {
+  /** Spawns as a process-group leader, output appended to `<logDir>/<name>` when logging. */
+  const launch = (argv: readonly string[], env: NodeJS.ProcessEnv, name: string): ChildProcess => {
+    const [binary, ...args] = argv;
+    let fd: number | undefined;
+    if (options.logDir) {
+      mkdirSync(options.logDir, { recursive: true });
+      fd = openSync(path.join(options.logDir, name), "a");
+    }
+    try {
+      const child = spawn(binary as string, args, {
+        detached: true,
+        env,
+        stdio: fd === undefined ? "ignore" : ["ignore", fd, fd],
+      });
+      child.on("error", () => undefined); // a missing binary shows as an exit in waitFor
+      return child;
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  };
+
+  return {
+    async start(plan) {
+      const display = { ...process.env, DISPLAY: `:${plan.display}` };
+      const children: { xvfb?: ChildProcess; chromium?: ChildProcess; vnc?: ChildProcess } = {};
+      const stack: DesktopStack = {
+        plan,
+        async capture() {
+          const raw = await captureDisplay(plan.display);
+          return {
+            png: await encodePng(raw),
+            width: raw.width,
+            height: raw.height,
+            frameHash: frameHash(raw),
+          };
+        },
+        async runStep(step) {
+          if (step.kind === "wait") return sleep(step.ms);
+          await runXdotool(step.args, display);
+        },
+        async teardown() {
+          // SCR-3 order: viewers first (x11vnc exit closes every RFB connection), then the browser
+          // (SIGTERM lets it save its session, CMP-6), then the display; then the files.
+          const errors: string[] = [];
+          await stopProcess(children.vnc, 2000, "group").catch((e: Error) =>
+            errors.push(`x11vnc: ${e.message}`),
+          );
+          rmSync(plan.vncSocket, { force: true });
+          // Browser.close is Chromium's full clean shutdown (cookies and session flushed to the
+          // profile); a bare SIGTERM exits without flushing recent cookies. SIGTERM/SIGKILL follow.
+          if (children.chromium && alive(children.chromium)) {
+            await closeBrowser(plan.debugPort).catch(() => undefined);
+            const deadline = Date.now() + (options.chromiumStopTimeoutMs ?? 8000);
+            while (alive(children.chromium) && Date.now() < deadline) await sleep(25);
+          }
+          await stopProcess(children.chromium, 2000, "leader").catch((e: Error) =>
+            errors.push(`chromium: ${e.message}`),
+          );
+          await stopProcess(children.xvfb, 3000, "group").catch((e: Error) =>
+            errors.push(`Xvfb: ${e.message}`),
+          );
+          if (errors.length === 0) {
+            for (const file of plan.staleFiles) rmSync(file, { force: true });
+          }
+          if (existsSync(plan.vncSocket)) errors.push(`${plan.vncSocket} still exists`);
+          if (errors.length > 0)
+            throw new Error(`teardown of slot ${plan.index} failed: ${errors.join("; ")}`);
+        },
+      };
+      try {
+        removeStaleFiles(plan);
+        const freshProfile = !existsSync(plan.profileDir);
+        mkdirSync(plan.profileDir, { recursive: true });
+        mkdirSync(path.dirname(plan.vncSocket), { recursive: true });
+        rmSync(plan.vncSocket, { force: true });
+        if (await devtoolsReady(plan.debugPort))
+          throw new Error(`debug port ${plan.debugPort} is already in use`);
+
+        children.xvfb = launch(xvfbArgv(plan), process.env, `xvfb-${plan.display}.log`);
+        await waitFor(
+          `Xvfb :${plan.display}`,
+          () => existsSync(`/tmp/.X11-unix/X${plan.display}`),
+          10_000,
+          children.xvfb,
+        );
+
+        const chromium = chromiumArgv(plan, {
+          freshProfile,
+          ...(options.chromiumBinary ? { binary: options.chromiumBinary } : {}),
+        });
+        children.chromium = launch(chromium, display, `chromium-${plan.display}.log`);
+        await waitFor(
+          `Chromium on :${plan.display}`,
+          () => devtoolsReady(plan.debugPort),
+          30_000,
+          children.chromium,
+        );
+
+        children.vnc = launch(x11vncArgv(plan), process.env, `x11vnc-${plan.display}.log`);
+        await waitFor(`x11vnc on ${plan.vncSocket}`, () => existsSync(plan.vncSocket), 10_000, children.vnc);
+        return stack;
+      } catch (error) {
+        const leftover = await stack.teardown().then(
+          () => undefined,
+          () => stack,
+        );
+        throw new StackStartError((error as Error).message, leftover);
+      }
+    },
+  };
+}
+
+function runXdotool(args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("xdotool", args, { env, stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve();
+      else reject(new Error(`xdotool ${args[0]} failed (${code ?? signal}): ${stderr.trim().slice(0, 300)}`));
+    });
+  });
+}

@@ -1,0 +1,91 @@
+/**
+ * The supervisor daemon: `node main.ts serve [flags]` (see config.ts). One per computer, guarded
+ * by `<runDir>/supervisor.pid`; a second instance exits 0 without touching the first.
+ */
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
+import path from "node:path";
+import { parseFlags, resolveConfig, type SupervisorConfig } from "./config.ts";
+import { processLauncher } from "./desktop-stack.ts";
+import { createRpcServer } from "./server.ts";
+import { Supervisor } from "./supervisor.ts";
+
+function isSupervisor(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("main.ts");
+  } catch {
+    return false;
+  }
+}
+
+/** Takes the single-instance lock; false when a live supervisor holds it. */
+function takeLock(file: string): boolean {
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      const fd = openSync(file, "wx");
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const pid = Number.parseInt(readFileSync(file, "utf8"), 10);
+      if (Number.isInteger(pid) && pid !== process.pid && isSupervisor(pid)) return false;
+      rmSync(file, { force: true });
+    }
+  }
+  return false;
+}
+
+async function serve(config: SupervisorConfig): Promise<void> {
+  mkdirSync(path.join(config.runDir, "vnc"), { recursive: true });
+  const lock = path.join(config.runDir, "supervisor.pid");
+  if (!takeLock(lock)) {
+    console.error(`supervisor: another instance holds ${lock}`);
+    return;
+  }
+  const supervisor = new Supervisor({
+    launcher: processLauncher({ logDir: config.logDir }),
+    workspace: config.workspace,
+    layout: { runDir: config.runDir, displayBase: config.displayBase, debugPortBase: config.debugPortBase },
+    screenLimit: config.screenLimit,
+  });
+  const server = createRpcServer(supervisor);
+  if (existsSync(config.socket)) rmSync(config.socket);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.socket, resolve);
+  });
+  chmodSync(config.socket, 0o660);
+  console.error(`supervisor: pid ${process.pid} listening on ${config.socket}`);
+
+  let stopping = false;
+  const stop = async (): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    server.close();
+    await supervisor.shutdown().catch((error: Error) => console.error(`supervisor: ${error.message}`));
+    rmSync(config.socket, { force: true });
+    rmSync(lock, { force: true });
+    process.exit(0);
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+}
+
+const { flags, positional } = parseFlags(process.argv.slice(2));
+if (positional[0] === "serve") {
+  await serve(resolveConfig(flags, process.env));
+} else {
+  console.error(
+    "usage: node main.ts serve [--run-dir DIR] [--socket PATH] [--workspace DIR] [--screen-limit N]",
+  );
+  process.exitCode = 2;
+}

@@ -1,0 +1,91 @@
+/**
+ * The daemon's transport: HTTP/1.1 on a Unix socket, `POST /rpc/<method>` with a JSON body,
+ * answered with `{ok:true,result}` or `{ok:false,error:{code,message}}` (protocol.ts).
+ */
+import http from "node:http";
+import type { SupervisorAnswer, SupervisorMethod } from "./protocol.ts";
+import { type Supervisor, SupervisorError } from "./supervisor.ts";
+
+const MAX_BODY = 1024 * 1024;
+
+type Params = Record<string, unknown>;
+
+function str(params: Params, key: string): string {
+  const value = params[key];
+  if (typeof value !== "string") throw new SupervisorError("INVALID_ACTION", `${key} must be a string`);
+  return value;
+}
+
+export function dispatch(supervisor: Supervisor, method: string, params: Params): Promise<unknown> | unknown {
+  switch (method as SupervisorMethod) {
+    case "health":
+      return supervisor.health();
+    case "desktop.observe":
+      return supervisor.observe(str(params, "botId"));
+    case "desktop.act":
+      return supervisor.act(str(params, "botId"), params.actions);
+    case "desktop.release":
+      return supervisor.release(str(params, "botId"));
+    case "desktop.list":
+      return supervisor.list();
+    case "desktop.setControlled":
+      if (typeof params.controlled !== "boolean") {
+        throw new SupervisorError("INVALID_ACTION", "controlled must be a boolean");
+      }
+      return supervisor.setControlled(str(params, "botId"), params.controlled);
+    default:
+      throw new SupervisorError("SANDBOX_PROVIDER_ERROR", `unknown method ${JSON.stringify(method)}`);
+  }
+}
+
+export function toAnswer(error: unknown): SupervisorAnswer {
+  if (error instanceof SupervisorError)
+    return { ok: false, error: { code: error.code, message: error.message } };
+  return {
+    ok: false,
+    error: { code: "SANDBOX_PROVIDER_ERROR", message: (error as Error)?.message ?? String(error) },
+  };
+}
+
+export function createRpcServer(supervisor: Supervisor): http.Server {
+  return http.createServer((request, response) => {
+    const reply = (status: number, answer: SupervisorAnswer): void => {
+      const body = JSON.stringify(answer);
+      response.writeHead(status, {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(body),
+      });
+      response.end(body);
+    };
+    const match = /^\/rpc\/([A-Za-z.]+)$/.exec(request.url ?? "");
+    if (request.method !== "POST" || !match) {
+      reply(404, { ok: false, error: { code: "SANDBOX_PROVIDER_ERROR", message: "POST /rpc/<method>" } });
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY) request.destroy();
+      else chunks.push(chunk);
+    });
+    request.on("end", async () => {
+      try {
+        const text = Buffer.concat(chunks).toString("utf8");
+        const params: unknown = text.trim() === "" ? {} : JSON.parse(text);
+        if (typeof params !== "object" || params === null || Array.isArray(params)) {
+          throw new SupervisorError("INVALID_ACTION", "params must be a JSON object");
+        }
+        const result = await dispatch(supervisor, match[1] as string, params as Params);
+        reply(200, { ok: true, result });
+      } catch (error) {
+        reply(
+          200,
+          toAnswer(
+            error instanceof SyntaxError ? new SupervisorError("INVALID_ACTION", error.message) : error,
+          ),
+        );
+      }
+    });
+  });
+}

@@ -1,0 +1,119 @@
+/**
+ * Pure builders for one desktop stack: Xvfb + Chromium + x11vnc (recipes.md "One desktop").
+ * Everything here is data; `desktop-stack.ts` spawns it.
+ */
+import path from "node:path";
+
+export const SCREEN_WIDTH = 1280;
+export const SCREEN_HEIGHT = 800;
+
+export interface StackPlan {
+  readonly index: number;
+  readonly generation: number;
+  readonly display: number;
+  readonly debugPort: number;
+  readonly profileDir: string;
+  readonly vncSocket: string;
+  /** Files a killed stack may leave behind; removed before start and after teardown. */
+  readonly staleFiles: readonly string[];
+}
+
+export interface StackLayout {
+  readonly runDir: string;
+  /** Display of slot 0; slot N uses displayBase + N. */
+  readonly displayBase: number;
+  /** DevTools port of slot 0; slot N uses debugPortBase + N. */
+  readonly debugPortBase: number;
+}
+
+export const DEFAULT_LAYOUT = { displayBase: 10, debugPortBase: 9300 } as const;
+
+/**
+ * The RFB socket is unique to slot AND generation (SCR-2): a viewer holding the old path can never
+ * reach the slot's next bot, because that bot's x11vnc listens somewhere else.
+ */
+export function vncSocketPath(runDir: string, index: number, generation: number): string {
+  return path.join(runDir, "vnc", `slot${index}-g${generation}.sock`);
+}
+
+export function planStack(
+  layout: StackLayout,
+  slot: { index: number; generation: number },
+  profileDir: string,
+): StackPlan {
+  const display = layout.displayBase + slot.index;
+  return {
+    index: slot.index,
+    generation: slot.generation,
+    display,
+    debugPort: layout.debugPortBase + slot.index,
+    profileDir,
+    vncSocket: vncSocketPath(layout.runDir, slot.index, slot.generation),
+    staleFiles: [
+      `/tmp/.X${display}-lock`,
+      `/tmp/.X11-unix/X${display}`,
+      ...PROFILE_SINGLETON_FILES.map((name) => path.join(profileDir, name)),
+    ],
+  };
+}
+
+/** Chromium's per-profile lock files; a killed browser leaves them and blocks the next start. */
+export const PROFILE_SINGLETON_FILES = ["SingletonLock", "SingletonSocket", "SingletonCookie"] as const;
+
+export function xvfbArgv(plan: StackPlan): string[] {
+  return [
+    "Xvfb",
+    `:${plan.display}`,
+    "-screen",
+    "0",
+    `${SCREEN_WIDTH}x${SCREEN_HEIGHT}x24`,
+    "-nolisten",
+    "tcp",
+  ];
+}
+
+/**
+ * `freshProfile`: a new profile opens about:blank; an existing one restores its last session
+ * instead (CMP-6), so no URL is passed.
+ */
+export function chromiumArgv(plan: StackPlan, options: { freshProfile: boolean; binary?: string }): string[] {
+  return [
+    options.binary ?? "chromium",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--test-type",
+    "--hide-crash-restore-bubble",
+    "--restore-last-session",
+    "--password-store=basic",
+    `--window-position=0,0`,
+    `--window-size=${SCREEN_WIDTH},${SCREEN_HEIGHT}`,
+    `--user-data-dir=${plan.profileDir}`,
+    // BRW-2: the debugging port is bound to loopback only and never published.
+    "--remote-debugging-address=127.0.0.1",
+    `--remote-debugging-port=${plan.debugPort}`,
+    ...(options.freshProfile ? ["about:blank"] : []),
+  ];
+}
+
+export function x11vncArgv(plan: StackPlan): string[] {
+  return [
+    "x11vnc",
+    "-display",
+    `:${plan.display}`,
+    "-unixsock",
+    plan.vncSocket,
+    // No TCP listener at all: the only way in is the Unix socket (SCR-1).
+    "-rfbport",
+    "0",
+    "-forever",
+    "-shared",
+    "-nopw",
+    "-quiet",
+  ];
+}

@@ -1,0 +1,147 @@
+/** The lifecycle state machine against an in-memory launcher: no processes. */
+import { mkdtempSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import type { DesktopStack, StackLauncher } from "./desktop-stack.ts";
+import type { StackPlan } from "./stack-argv.ts";
+import { Supervisor } from "./supervisor.ts";
+
+/** In-memory stacks; `failTeardowns` makes the next N teardowns throw. */
+function memoryLauncher() {
+  const live = new Map<string, StackPlan>();
+  const state = { failTeardowns: 0, started: [] as StackPlan[] };
+  const launcher: StackLauncher = {
+    async start(plan) {
+      live.set(plan.vncSocket, plan);
+      state.started.push(plan);
+      const stack: DesktopStack = {
+        plan,
+        capture: async () => ({
+          png: Buffer.from(plan.profileDir),
+          width: 1280,
+          height: 800,
+          frameHash: plan.vncSocket,
+        }),
+        runStep: async () => undefined,
+        teardown: async () => {
+          if (state.failTeardowns > 0) {
+            state.failTeardowns -= 1;
+            throw new Error("x11vnc survived");
+          }
+          live.delete(plan.vncSocket);
+        },
+      };
+      return stack;
+    },
+  };
+  return { launcher, live, state };
+}
+
+function supervisor(screenLimit: number, runDir = mkdtempSync(path.join(os.tmpdir(), "sup-"))) {
+  const memory = memoryLauncher();
+  let clock = 0;
+  const sup = new Supervisor({
+    launcher: memory.launcher,
+    workspace: "/ws",
+    layout: { runDir, displayBase: 10, debugPortBase: 9300 },
+    screenLimit,
+    now: () => ++clock,
+  });
+  return { sup, ...memory, runDir };
+}
+
+describe("Supervisor", () => {
+  it("starts lazily, keeps one desktop per bot, and bumps the generation on reuse", async () => {
+    const { sup, state } = supervisor(0);
+    expect(sup.list()).toEqual([]);
+    const first = await sup.observe("a");
+    await sup.observe("a");
+    expect(state.started).toHaveLength(1);
+    expect(first.slot).toEqual({ index: 0, generation: 1 });
+    await sup.release("a");
+    const again = await sup.observe("b");
+    expect(again.slot).toEqual({ index: 0, generation: 2 });
+    expect(state.started[1]?.vncSocket).not.toBe(state.started[0]?.vncSocket);
+  });
+
+  it("keys profiles by bot: a bot reopened in another slot gets the same profile", async () => {
+    const { sup, state } = supervisor(0);
+    await sup.observe("a");
+    await sup.observe("b");
+    await sup.release("a");
+    await sup.release("b");
+    await sup.observe("x"); // takes slot 0
+    const reopened = await sup.observe("a"); // now slot 1
+    expect(reopened.slot.index).toBe(1);
+    expect(state.started.at(-1)?.profileDir).toBe(state.started[0]?.profileDir);
+  });
+
+  it("at the cap evicts the oldest idle uncontrolled desktop, and refuses when all are controlled", async () => {
+    const { sup, live } = supervisor(2);
+    await sup.observe("a");
+    await sup.observe("b");
+    sup.setControlled("b", true);
+    await sup.observe("a"); // a is now most recent, but b is controlled
+    await sup.observe("c"); // evicts a (the only uncontrolled)
+    expect(
+      sup
+        .list()
+        .map((s) => s.botId)
+        .sort(),
+    ).toEqual(["b", "c"]);
+    expect(live.size).toBe(2);
+    sup.setControlled("c", true);
+    await expect(sup.observe("d")).rejects.toMatchObject({ code: "MULTI_SCREEN_UNAVAILABLE" });
+    sup.setControlled("c", false);
+    // c held slot 0 as generation 2 (after a); d takes it over as generation 3.
+    await expect(sup.observe("d")).resolves.toMatchObject({ slot: { index: 0, generation: 3 } });
+    expect(
+      sup
+        .list()
+        .map((s) => s.botId)
+        .sort(),
+    ).toEqual(["b", "d"]);
+  });
+
+  it("keeps a slot whose teardown failed reserved and retries it on the next allocation", async () => {
+    const { sup, state, live } = supervisor(1);
+    await sup.observe("a");
+    state.failTeardowns = 1;
+    await expect(sup.release("a")).rejects.toMatchObject({ code: "DESKTOP_UNAVAILABLE" });
+    expect(sup.list()).toMatchObject([{ botId: "a", state: "teardown_failed" }]);
+    expect(sup.health().active).toBe(1);
+    // The retry succeeds, the slot is freed and handed out with a new generation.
+    const next = await sup.observe("b");
+    expect(next.slot).toEqual({ index: 0, generation: 2 });
+    expect([...live.keys()]).toEqual([next.slot && state.started[1]?.vncSocket]);
+  });
+
+  it("persists generations so a restarted daemon never reuses a socket path", async () => {
+    const first = supervisor(0);
+    await first.sup.observe("a");
+    await first.sup.release("a");
+    const restarted = supervisor(0, first.runDir);
+    expect((await restarted.sup.observe("a")).slot).toEqual({ index: 0, generation: 2 });
+  });
+
+  it("reports the failing action's index and stops there", async () => {
+    const { sup } = supervisor(0);
+    const result = await sup.act("a", [
+      { type: "wait", ms: 0 },
+      { type: "key", keys: "rm -rf /" },
+      { type: "wait", ms: 0 },
+    ]);
+    expect(result).toEqual({
+      completed: 1,
+      total: 3,
+      error: { code: "INVALID_ACTION", message: expect.any(String), index: 1 },
+    });
+  });
+
+  it("serialises concurrent first calls of one bot onto one desktop", async () => {
+    const { sup, state } = supervisor(0);
+    await Promise.all([sup.observe("a"), sup.observe("a"), sup.act("a", [])]);
+    expect(state.started).toHaveLength(1);
+  });
+});

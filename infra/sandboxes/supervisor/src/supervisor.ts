@@ -1,0 +1,326 @@
+/**
+ * The per-bot desktop lifecycle (CMP-2, CMP-4, CMP-5, SCR-3): one `Supervisor` per computer,
+ * driven through the RPC server. Decisions come from `slot-table.ts`; processes from a
+ * `StackLauncher`. Invariants:
+ * - a bot has at most one slot; calls for one bot run one at a time;
+ * - a slot is free only after a successful teardown; a failed one stays `teardown_failed`
+ *   (counted against the cap) and is retried before every allocation;
+ * - (index, generation) is never reused: generations are persisted in `<runDir>/slots.json`.
+ */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { actionSteps, InvalidActionError } from "./actions.ts";
+import { type DesktopStack, type StackLauncher, StackStartError } from "./desktop-stack.ts";
+import { profileDir } from "./profile-dir.ts";
+import type { ActResultWire, HealthResult, ObserveResult, SlotInfoWire, SlotState } from "./protocol.ts";
+import { activeCount, planAllocation, type SlotView } from "./slot-table.ts";
+import { planStack, type StackLayout } from "./stack-argv.ts";
+
+export class SupervisorError extends Error {
+  readonly code: string;
+  override readonly name = "SupervisorError";
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+interface Slot {
+  readonly index: number;
+  generation: number;
+  state: SlotState;
+  botId: string | null;
+  startedAt: number;
+  lastUsedAt: number;
+  controlled: boolean;
+  busy: number;
+  stack: DesktopStack | null;
+}
+
+export interface SupervisorOptions {
+  readonly launcher: StackLauncher;
+  readonly workspace: string;
+  readonly layout: StackLayout;
+  /** 0 = no cap (CMP-5). */
+  readonly screenLimit: number;
+  readonly now?: () => number;
+}
+
+export class Supervisor {
+  readonly #options: SupervisorOptions;
+  readonly #slots: Slot[] = [];
+  /** Serialises calls per bot. */
+  readonly #botQueues = new Map<string, Promise<unknown>>();
+  /** Serialises allocation decisions across bots (starting a stack happens outside it). */
+  #allocation: Promise<unknown> = Promise.resolve();
+  readonly #now: () => number;
+
+  constructor(options: SupervisorOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    for (const [index, generation] of Object.entries(this.#loadGenerations())) {
+      this.#slots[Number(index)] = this.#freeSlot(Number(index), generation);
+    }
+    // Fill holes so indices stay dense.
+    for (let i = 0; i < this.#slots.length; i += 1) this.#slots[i] ??= this.#freeSlot(i, 0);
+  }
+
+  health(): HealthResult {
+    return {
+      ok: true,
+      pid: process.pid,
+      active: activeCount(this.#views()),
+      limit: this.#options.screenLimit,
+    };
+  }
+
+  list(): SlotInfoWire[] {
+    return this.#slots
+      .filter((slot) => slot.botId !== null && slot.state !== "free")
+      .map((slot) => this.#info(slot));
+  }
+
+  observe(botId: string): Promise<ObserveResult> {
+    return this.#forBot(botId, async () => {
+      const slot = await this.#ensure(botId);
+      return this.#using(slot, async (stack) => {
+        const frame = await stack.capture();
+        return {
+          pngBase64: frame.png.toString("base64"),
+          width: frame.width,
+          height: frame.height,
+          frameHash: frame.frameHash,
+          slot: { index: slot.index, generation: slot.generation },
+        };
+      });
+    });
+  }
+
+  act(botId: string, actions: unknown): Promise<ActResultWire> {
+    if (!Array.isArray(actions)) throw new SupervisorError("INVALID_ACTION", "actions must be an array");
+    return this.#forBot(botId, async () => {
+      const slot = await this.#ensure(botId);
+      return this.#using(slot, async (stack) => {
+        const total = actions.length;
+        for (let index = 0; index < total; index += 1) {
+          try {
+            for (const step of actionSteps(actions[index])) await stack.runStep(step);
+          } catch (error) {
+            const code = error instanceof InvalidActionError ? "INVALID_ACTION" : "DESKTOP_UNAVAILABLE";
+            return { completed: index, total, error: { code, message: (error as Error).message, index } };
+          }
+        }
+        return { completed: total, total };
+      });
+    });
+  }
+
+  /** Ends the bot's desktop (SCR-3); the profile stays (CMP-2). Releasing a bot without one is a no-op. */
+  release(botId: string): Promise<{ released: boolean }> {
+    return this.#forBot(botId, async () => {
+      const slot = this.#slotOf(botId);
+      if (!slot) return { released: false };
+      await this.#serialAllocation(() => this.#teardown(slot));
+      if (slot.state !== "free") {
+        throw new SupervisorError(
+          "DESKTOP_UNAVAILABLE",
+          `teardown of slot ${slot.index} failed; it stays reserved`,
+        );
+      }
+      return { released: true };
+    });
+  }
+
+  /** Marks a bot's desktop as controlled (never evicted) or not. Does not start a desktop. */
+  setControlled(botId: string, controlled: boolean): { controlled: boolean; active: boolean } {
+    const slot = this.#slotOf(botId);
+    if (slot) slot.controlled = controlled;
+    return { controlled, active: slot !== undefined };
+  }
+
+  /** Tears every desktop down (daemon shutdown). */
+  async shutdown(): Promise<void> {
+    await this.#serialAllocation(async () => {
+      for (const slot of this.#slots) if (slot.state !== "free") await this.#teardown(slot);
+    });
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  #freeSlot(index: number, generation: number): Slot {
+    return {
+      index,
+      generation,
+      state: "free",
+      botId: null,
+      startedAt: 0,
+      lastUsedAt: 0,
+      controlled: false,
+      busy: 0,
+      stack: null,
+    };
+  }
+
+  #slotOf(botId: string): Slot | undefined {
+    return this.#slots.find(
+      (slot) => slot.botId === botId && slot.state !== "free" && slot.state !== "teardown_failed",
+    );
+  }
+
+  #views(): SlotView[] {
+    return this.#slots.map(({ stack: _stack, startedAt: _s, ...view }) => view);
+  }
+
+  #info(slot: Slot): SlotInfoWire {
+    const plan = this.#plan(slot, slot.botId ?? "");
+    return {
+      botId: slot.botId ?? "",
+      slot: { index: slot.index, generation: slot.generation },
+      display: plan.display,
+      state: slot.state,
+      startedAt: new Date(slot.startedAt).toISOString(),
+      lastUsedAt: new Date(slot.lastUsedAt).toISOString(),
+      controlled: slot.controlled,
+      vncSocket: plan.vncSocket,
+      debugPort: plan.debugPort,
+    };
+  }
+
+  #plan(slot: Slot, botId: string) {
+    return planStack(this.#options.layout, slot, botId ? profileDir(this.#options.workspace, botId) : "");
+  }
+
+  #forBot<T>(botId: string, work: () => Promise<T>): Promise<T> {
+    if (typeof botId !== "string" || botId.length === 0 || botId.length > 512) {
+      return Promise.reject(new SupervisorError("INVALID_ACTION", "botId must be a non-empty string"));
+    }
+    const previous = this.#botQueues.get(botId) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    const settled = next.catch(() => undefined);
+    this.#botQueues.set(botId, settled);
+    void settled.then(() => {
+      if (this.#botQueues.get(botId) === settled) this.#botQueues.delete(botId);
+    });
+    return next;
+  }
+
+  #serialAllocation<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#allocation.then(work, work);
+    this.#allocation = next.catch(() => undefined);
+    return next;
+  }
+
+  async #using<T>(slot: Slot, work: (stack: DesktopStack) => Promise<T>): Promise<T> {
+    if (!slot.stack) throw new SupervisorError("DESKTOP_UNAVAILABLE", `slot ${slot.index} has no desktop`);
+    slot.busy += 1;
+    try {
+      return await work(slot.stack);
+    } catch (error) {
+      if (error instanceof SupervisorError) throw error;
+      throw new SupervisorError("DESKTOP_UNAVAILABLE", (error as Error).message);
+    } finally {
+      slot.busy -= 1;
+      slot.lastUsedAt = this.#now();
+    }
+  }
+
+  /** The bot's running slot, starting a desktop on first use (CMP-4). */
+  async #ensure(botId: string): Promise<Slot> {
+    let existing = this.#slotOf(botId);
+    if (existing?.state === "stopping") {
+      // Being evicted: wait for the teardown to finish, then allocate afresh.
+      await this.#serialAllocation(async () => undefined);
+      existing = this.#slotOf(botId);
+    }
+    if (existing) return existing;
+    const slot = await this.#serialAllocation(() => this.#reserve(botId));
+    try {
+      slot.stack = await this.#options.launcher.start(this.#plan(slot, botId));
+    } catch (error) {
+      if (error instanceof StackStartError && error.leftover) {
+        // The launcher could not clean up: keep the slot reserved and retry later (SCR-3).
+        slot.stack = error.leftover;
+        slot.state = "teardown_failed";
+      } else {
+        this.#markFree(slot);
+      }
+      throw new SupervisorError(
+        "DESKTOP_UNAVAILABLE",
+        `desktop for slot ${slot.index} did not start: ${(error as Error).message}`,
+      );
+    }
+    slot.state = "running";
+    slot.lastUsedAt = this.#now();
+    return slot;
+  }
+
+  async #reserve(botId: string): Promise<Slot> {
+    for (const slot of this.#slots) if (slot.state === "teardown_failed") await this.#teardown(slot);
+    // Each pass either reserves, fails, or frees/poisons one victim, so this terminates.
+    for (;;) {
+      const plan = planAllocation(this.#views(), this.#options.screenLimit);
+      if (plan.kind === "unavailable") {
+        throw new SupervisorError(
+          "MULTI_SCREEN_UNAVAILABLE",
+          `all ${plan.limit} desktops are in use and none is idle and uncontrolled (SANDBOX_TEAM_SCREEN_LIMIT)`,
+        );
+      }
+      if (plan.kind === "evict") {
+        await this.#teardown(this.#slots[plan.index] as Slot);
+        continue;
+      }
+      const slot = this.#slots[plan.index] ?? this.#freeSlot(plan.index, 0);
+      this.#slots[plan.index] = slot;
+      slot.generation = plan.generation;
+      slot.state = "starting";
+      slot.botId = botId;
+      slot.controlled = false;
+      slot.startedAt = this.#now();
+      slot.lastUsedAt = slot.startedAt;
+      this.#saveGenerations();
+      return slot;
+    }
+  }
+
+  async #teardown(slot: Slot): Promise<void> {
+    slot.state = "stopping";
+    try {
+      await slot.stack?.teardown();
+      this.#markFree(slot);
+    } catch (error) {
+      slot.state = "teardown_failed";
+      console.error(`supervisor: ${(error as Error).message}`);
+    }
+  }
+
+  #markFree(slot: Slot): void {
+    slot.state = "free";
+    slot.botId = null;
+    slot.stack = null;
+    slot.controlled = false;
+    slot.busy = 0;
+  }
+
+  get #generationsFile(): string {
+    return path.join(this.#options.layout.runDir, "slots.json");
+  }
+
+  #loadGenerations(): Record<string, number> {
+    try {
+      const parsed = JSON.parse(readFileSync(this.#generationsFile, "utf8")) as {
+        generations?: Record<string, number>;
+      };
+      return parsed.generations ?? {};
+    } catch {
+      return {};
+    }
+  }
+
+  #saveGenerations(): void {
+    const generations = Object.fromEntries(this.#slots.map((slot) => [slot.index, slot.generation]));
+    mkdirSync(this.#options.layout.runDir, { recursive: true });
+    const tmp = `${this.#generationsFile}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ generations }));
+    renameSync(tmp, this.#generationsFile);
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * The Docker provider as the system runs it: desktops driven by the in-computer supervisor
+ * through its Unix socket in the bind-mounted run dir ("Docker supervision", CMP-8), started
+ * on demand through the command path if the daemon is not listening yet.
+ */
+import { join } from "node:path";
+import Docker from "dockerode";
+import type { SandboxProvider } from "../../provider.ts";
+import type { DockerProviderConfig } from "../../registry.ts";
+import { createSupervisedDesktop } from "../../supervised-desktop.ts";
+import {
+  SUPERVISOR_CLI_COMMAND,
+  type SupervisorTransport,
+  unixSocketTransport,
+} from "../../supervisor-client.ts";
+import { createDockerProvider, type DockerDesktopContext } from "./docker-provider.ts";
+
+/** Resolves the socket path on first use (the provider hands it out asynchronously). */
+function supervisorTransport(context: DockerDesktopContext): SupervisorTransport {
+  let transport: Promise<SupervisorTransport> | undefined;
+  const resolve = () => {
+    transport ??= context.hostRuntimeDir().then((dir) =>
+      unixSocketTransport(join(dir, "supervisor.sock"), {
+        // The CLI starts the daemon when it is not running, then answers `health`.
+        startSupervisor: async () => {
+          await context.exec({ argv: [...SUPERVISOR_CLI_COMMAND, "health", "{}"], timeoutMs: 30_000 });
+        },
+      }),
+    );
+    return transport;
+  };
+  return { call: async (method, params) => (await resolve()).call(method, params) };
+}
+
+export function createSupervisedDockerProvider(config: DockerProviderConfig): SandboxProvider {
+  return createDockerProvider({
+    docker: new Docker({ socketPath: config.socketPath ?? "/var/run/docker.sock" }),
+    image: config.image,
+    dataDir: config.dataDir,
+    ...(config.memoryBytes !== undefined ? { memoryBytes: config.memoryBytes } : {}),
+    ...(config.pidsLimit !== undefined ? { pidsLimit: config.pidsLimit } : {}),
+    environment: { SANDBOX_TEAM_SCREEN_LIMIT: String(config.screenLimit ?? 0) },
+    desktop: (context) => createSupervisedDesktop(supervisorTransport(context)),
+  });
+}

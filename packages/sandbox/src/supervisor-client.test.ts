@@ -1,0 +1,172 @@
+/**
+ * Transports and the desktop decoder against a stand-in supervisor: a real HTTP server on a Unix
+ * socket (canned answers) and an exec function. The real daemon is exercised by
+ * infra/sandboxes/supervisor/src/supervisor.integration.test.ts.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { SandboxError } from "./errors.ts";
+import { createSupervisedDesktop } from "./supervised-desktop.ts";
+import { type CommandExec, commandTransport, unixSocketTransport } from "./supervisor-client.ts";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function standIn(answer: (method: string, params: unknown) => unknown) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "supclient-"));
+  const socket = path.join(dir, "supervisor.sock");
+  const calls: { method: string; params: unknown }[] = [];
+  const server = http.createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk: Buffer) => {
+      body += chunk.toString();
+    });
+    request.on("end", () => {
+      const method = (request.url ?? "").replace("/rpc/", "");
+      const params: unknown = JSON.parse(body);
+      calls.push({ method, params });
+      response.end(JSON.stringify(answer(method, params)));
+    });
+  });
+  const listen = () => new Promise<void>((resolve) => server.listen(socket, resolve));
+  cleanups.push(() => {
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { socket, calls, listen };
+}
+
+const observation = {
+  pngBase64: Buffer.from("png!").toString("base64"),
+  width: 1280,
+  height: 800,
+  frameHash: "abc",
+  slot: { index: 2, generation: 7 },
+};
+
+describe("unixSocketTransport", () => {
+  it("posts /rpc/<method> with JSON params and decodes the result", async () => {
+    const stand = await standIn(() => ({ ok: true, result: observation }));
+    await stand.listen();
+    const desktop = createSupervisedDesktop(unixSocketTransport(stand.socket));
+    const seen = await desktop.observe("bot-1");
+    expect(stand.calls).toEqual([{ method: "desktop.observe", params: { botId: "bot-1" } }]);
+    expect(Buffer.from(seen.png).toString()).toBe("png!");
+    expect(seen.slot).toEqual({ index: 2, generation: 7 });
+  });
+
+  it("turns an error answer into a SandboxError with its code", async () => {
+    const stand = await standIn(() => ({
+      ok: false,
+      error: { code: "MULTI_SCREEN_UNAVAILABLE", message: "cap 2" },
+    }));
+    await stand.listen();
+    const error = await unixSocketTransport(stand.socket)
+      .call("desktop.observe", { botId: "b" })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SandboxError);
+    expect(error).toMatchObject({ code: "MULTI_SCREEN_UNAVAILABLE" });
+  });
+
+  it("maps unknown codes to SANDBOX_PROVIDER_ERROR", async () => {
+    const stand = await standIn(() => ({ ok: false, error: { code: "WAT", message: "?" } }));
+    await stand.listen();
+    await expect(unixSocketTransport(stand.socket).call("health", {})).rejects.toMatchObject({
+      code: "SANDBOX_PROVIDER_ERROR",
+    });
+  });
+
+  it("starts the supervisor when nothing listens, then retries once", async () => {
+    const stand = await standIn(() => ({ ok: true, result: { ok: true } }));
+    let started = 0;
+    const transport = unixSocketTransport(stand.socket, {
+      startSupervisor: async () => {
+        started += 1;
+        await stand.listen();
+      },
+    });
+    await expect(transport.call("health", {})).resolves.toEqual({ ok: true });
+    expect(started).toBe(1);
+  });
+
+  it("without a starter, a missing socket is DESKTOP_UNAVAILABLE", async () => {
+    await expect(
+      unixSocketTransport("/nonexistent/supervisor.sock").call("health", {}),
+    ).rejects.toMatchObject({
+      code: "DESKTOP_UNAVAILABLE",
+    });
+  });
+});
+
+describe("commandTransport", () => {
+  it("runs <cli> <method> '<json>' and decodes the answer line", async () => {
+    const argvs: string[][] = [];
+    const exec: CommandExec = async (argv) => {
+      argvs.push(argv);
+      return {
+        exitCode: 0,
+        stdout: `${JSON.stringify({ ok: true, result: { completed: 1, total: 1 } })}\n`,
+        stderr: "",
+      };
+    };
+    const desktop = createSupervisedDesktop(commandTransport(exec));
+    await expect(desktop.act("b", [{ type: "key", keys: "ctrl+l" }])).resolves.toEqual({
+      completed: 1,
+      total: 1,
+    });
+    expect(argvs).toEqual([
+      [
+        "node",
+        "/opt/rakazo/supervisor/src/cli.ts",
+        "desktop.act",
+        JSON.stringify({ botId: "b", actions: [{ type: "key", keys: "ctrl+l" }] }),
+      ],
+    ]);
+  });
+
+  it("decodes an error answer printed with exit code 1", async () => {
+    const exec: CommandExec = async () => ({
+      exitCode: 1,
+      stdout: JSON.stringify({ ok: false, error: { code: "MULTI_SCREEN_UNAVAILABLE", message: "full" } }),
+      stderr: "",
+    });
+    await expect(commandTransport(exec).call("desktop.observe", { botId: "b" })).rejects.toMatchObject({
+      code: "MULTI_SCREEN_UNAVAILABLE",
+    });
+  });
+
+  it("reports a CLI that printed no answer as a provider error with its stderr", async () => {
+    const exec: CommandExec = async () => ({ exitCode: 127, stdout: "", stderr: "node: not found" });
+    await expect(commandTransport(exec).call("health", {})).rejects.toThrow(/node: not found/);
+  });
+});
+
+describe("createSupervisedDesktop", () => {
+  it("decodes list entries into dates and refuses malformed results", async () => {
+    const entry = {
+      botId: "b",
+      slot: { index: 0, generation: 1 },
+      display: 10,
+      state: "running",
+      startedAt: "2025-01-01T00:00:00.000Z",
+      lastUsedAt: "2025-01-01T00:00:01.000Z",
+      controlled: false,
+      vncSocket: "/run/rakazo/vnc/slot0-g1.sock",
+      debugPort: 9300,
+    };
+    let result: unknown = [entry];
+    const desktop = createSupervisedDesktop({ call: async () => result });
+    const [info] = await desktop.list();
+    expect(info?.lastUsedAt).toEqual(new Date("2025-01-01T00:00:01.000Z"));
+    expect(info?.vncSocket).toBe("/run/rakazo/vnc/slot0-g1.sock");
+    result = [{ ...entry, slot: null }];
+    await expect(desktop.list()).rejects.toMatchObject({ code: "SANDBOX_PROVIDER_ERROR" });
+    result = { pngBase64: 1 };
+    await expect(desktop.observe("b")).rejects.toMatchObject({ code: "SANDBOX_PROVIDER_ERROR" });
+  });
+});

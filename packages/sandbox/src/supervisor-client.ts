@@ -1,0 +1,166 @@
+/**
+ * Host-side transports to the in-computer desktop supervisor (CMP-8,
+ * infra/sandboxes/supervisor). Both speak the same answers, `{ok:true,result}` or
+ * `{ok:false,error:{code,message}}`; error answers become `SandboxError`s with the same code.
+ * - `unixSocketTransport`: HTTP over the supervisor's Unix socket, reached from the host
+ *   through the bind-mounted run dir ("Docker supervision").
+ * - `commandTransport`: runs the supervisor CLI through a provider's exec ("the command path"
+ *   remote providers use); the CLI starts the daemon when it is not running.
+ */
+import http from "node:http";
+import { SANDBOX_ERROR_CODES, SandboxError, type SandboxErrorCode } from "./errors.ts";
+
+export interface SupervisorTransport {
+  call(method: string, params: unknown): Promise<unknown>;
+}
+
+/** Where the image puts the supervisor; `rakazo-supervisor` on PATH is the same CLI. */
+export const SUPERVISOR_CLI_COMMAND: readonly string[] = ["node", "/opt/rakazo/supervisor/src/cli.ts"];
+
+function toSandboxCode(code: unknown): SandboxErrorCode {
+  return (SANDBOX_ERROR_CODES as readonly unknown[]).includes(code)
+    ? (code as SandboxErrorCode)
+    : "SANDBOX_PROVIDER_ERROR";
+}
+
+/** Unwraps one supervisor answer: the result, or a `SandboxError` carrying the answer's code. */
+export function decodeAnswer(method: string, answer: unknown): unknown {
+  if (typeof answer === "object" && answer !== null) {
+    const value = answer as { ok?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown } };
+    if (value.ok === true) return value.result;
+    if (value.ok === false && typeof value.error === "object" && value.error !== null) {
+      const message = typeof value.error.message === "string" ? value.error.message : "supervisor error";
+      throw new SandboxError(toSandboxCode(value.error.code), `${method}: ${message}`);
+    }
+  }
+  throw new SandboxError("SANDBOX_PROVIDER_ERROR", `${method}: malformed supervisor answer`);
+}
+
+const NOT_LISTENING = new Set(["ENOENT", "ECONNREFUSED"]);
+
+function postOverSocket(
+  socketPath: string,
+  method: string,
+  params: unknown,
+  timeoutMs: number,
+): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const body = JSON.stringify(params ?? {});
+    const request = http.request(
+      {
+        socketPath,
+        method: "POST",
+        path: `/rpc/${encodeURIComponent(method)}`,
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        timeout: timeoutMs,
+        agent: false,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("error", reject);
+        response.on("end", () => {
+          try {
+            resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+          } catch {
+            reject(
+              new SandboxError(
+                "SANDBOX_PROVIDER_ERROR",
+                `${method}: supervisor answered non-JSON (HTTP ${response.statusCode})`,
+              ),
+            );
+          }
+        });
+      },
+    );
+    request.on("timeout", () =>
+      request.destroy(new SandboxError("DESKTOP_UNAVAILABLE", `${method}: supervisor timed out`)),
+    );
+    request.on("error", reject);
+    request.end(body);
+  });
+}
+
+export interface UnixSocketTransportOptions {
+  /** Per call; observe of a new bot starts a desktop, so allow tens of seconds. Default 120 s. */
+  readonly timeoutMs?: number;
+  /**
+   * Called when nothing listens on the socket (daemon not started yet, or restarted with the
+   * computer); the call is retried once after it resolves. Docker passes a function that runs the
+   * CLI's `health` through exec, which starts the daemon.
+   */
+  readonly startSupervisor?: () => Promise<void>;
+}
+
+export function unixSocketTransport(
+  socketPath: string,
+  options: UnixSocketTransportOptions = {},
+): SupervisorTransport {
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  return {
+    async call(method, params) {
+      let answer: unknown;
+      try {
+        answer = await postOverSocket(socketPath, method, params, timeoutMs);
+      } catch (error) {
+        if (error instanceof SandboxError) throw error;
+        const code = (error as NodeJS.ErrnoException).code ?? "";
+        if (!NOT_LISTENING.has(code) || !options.startSupervisor) {
+          throw new SandboxError(
+            "DESKTOP_UNAVAILABLE",
+            `${method}: supervisor unreachable (${code || (error as Error).message})`,
+            {
+              cause: error,
+            },
+          );
+        }
+        await options.startSupervisor();
+        answer = await postOverSocket(socketPath, method, params, timeoutMs).catch((retryError: Error) => {
+          throw new SandboxError(
+            "DESKTOP_UNAVAILABLE",
+            `${method}: supervisor unreachable after start (${retryError.message})`,
+            {
+              cause: retryError,
+            },
+          );
+        });
+      }
+      return decodeAnswer(method, answer);
+    },
+  };
+}
+
+export interface CommandResult {
+  readonly exitCode: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export type CommandExec = (argv: string[]) => Promise<CommandResult>;
+
+/**
+ * The command path: `<command> <method> '<json>'` through the provider's exec. The CLI prints
+ * exactly one JSON answer line; exit 1 with an error answer is a normal, decoded error.
+ */
+export function commandTransport(
+  exec: CommandExec,
+  options: { command?: readonly string[] } = {},
+): SupervisorTransport {
+  const command = options.command ?? SUPERVISOR_CLI_COMMAND;
+  return {
+    async call(method, params) {
+      const result = await exec([...command, method, JSON.stringify(params ?? {})]);
+      const line = result.stdout.trim().split("\n").at(-1) ?? "";
+      let answer: unknown;
+      try {
+        answer = JSON.parse(line);
+      } catch {
+        throw new SandboxError(
+          "SANDBOX_PROVIDER_ERROR",
+          `${method}: supervisor CLI exited ${result.exitCode} without an answer: ${result.stderr.trim().slice(0, 500)}`,
+        );
+      }
+      return decodeAnswer(method, answer);
+    },
+  };
+}
