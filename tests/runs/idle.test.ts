@@ -23,7 +23,13 @@ describe("idle shutdown", () => {
   it("stops an unused computer through a durable operation, and a restart finds the workspace intact", async () => {
     const id = await runningComputer(system, tenant);
     await system.rpc("computer/exec", { computerId: id, argv: ["mkdir", "-p", "notes/today"] }, tenant.token);
-    await eventually(async () => ((await state(id)) === "stopped" ? true : undefined), 20_000);
+    await eventually(async () => ((await state(id)) === "stopped" ? true : undefined), 20_000).catch(
+      (error: Error) => {
+        // Say what the worker did, should this ever time out.
+        const worker = system.logLines.filter((l) => /idle|computer\.|pgboss|error/.test(l)).slice(-20);
+        throw new Error(`${error.message}; state ${id}; worker log:\n${worker.join("\n")}`);
+      },
+    );
     const ops = await system.ctx.db
       .select()
       .from(computerOperations)

@@ -32,7 +32,7 @@ export async function findIdleComputers(ctx: ServiceContext, policy: IdlePolicy)
         select 1 from execution_leases l
         left join runs r on r.id = l.holder_id
         where l.computer_id = c.id and l.holder_id is not null and l.expires_at > now()
-          and false)
+          and (r.status is distinct from 'waiting_takeover'))
       and not exists (
         select 1 from control_leases cl
         where cl.computer_id = c.id and cl.user_id is not null and cl.expires_at > now())

@@ -41,7 +41,7 @@ export async function acquireExecutionLease(
           fencing_token = execution_leases.fencing_token + 1,
           expires_at = excluded.expires_at,
           acquired_at = now()
-      where true
+      where execution_leases.holder_id is null or execution_leases.expires_at <= now()
     returning fencing_token, expires_at`);
   const row = rows[0];
   if (!row) throw new AppError("LEASE_HELD", "another run is driving this bot on this computer");

@@ -175,7 +175,7 @@ export async function finishRun(
       fencingToken: fencing.fencingToken,
     });
   }
-  if (input.outcome === "never") await tearDownBotScreen(ctx, computer, run.botId);
+  if (input.outcome !== "complete") await tearDownBotScreen(ctx, computer, run.botId);
   await ctx.runHooks?.onRunFinished?.(ctx, row, computer);
   ctx.log.info(`run.${FINAL[input.outcome]}`, { runId: run.id, botId: run.botId });
   return toRunView(row);
@@ -190,6 +190,7 @@ export async function tearDownBotScreen(
   if (computer.state !== "running" || !computer.providerRef || computer.providerKind !== ctx.provider.kind)
     return;
   const desktop = ctx.provider.sandbox(computer.providerRef).desktop;
+  console.error("TEARDOWN", botId, !!desktop);
   if (!desktop) return;
   try {
     await desktop.release(botId);

@@ -5,7 +5,7 @@
  */
 import { runs } from "@rakazo/db";
 import { and, eq } from "drizzle-orm";
-import { requireComputer } from "../computers/access.ts";
+import { type ComputerRow, requireComputer } from "../computers/access.ts";
 import { requireBotOnComputer, touchComputer } from "../computers/activity.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
@@ -17,6 +17,7 @@ import {
   revokeExecutionLease,
 } from "./leases.ts";
 import { activeRunOf, finishRun, type RunView } from "./runs.ts";
+import { controlSelector, revokeScreenCapabilities } from "../screens/revoke.ts";
 
 export const STOP_THE_BOT_FIRST = "Stop the bot first";
 
@@ -31,7 +32,7 @@ export async function takeControl(
   if (computer.mode === "team") {
     const run = await activeRunOf(ctx, key);
     const waiting = run?.status === "waiting_takeover";
-    if (false && (run || (await liveExecutionLease(ctx, key)))) {
+    if (!waiting && (run || (await liveExecutionLease(ctx, key)))) {
       throw new AppError("TAKEOVER_CONFLICT", STOP_THE_BOT_FIRST, { runId: run?.id ?? null });
     }
   }
@@ -40,6 +41,7 @@ export async function takeControl(
     userId: caller.userId,
     ...(input.ttlMs !== undefined ? { ttlMs: input.ttlMs } : {}),
   });
+  await markControlled(ctx, computer, input.botId, true);
   await touchComputer(ctx, computer.id);
   ctx.log.info("control.taken", { ...key, userId: caller.userId, fencingToken: lease.fencingToken });
   return lease;
@@ -56,6 +58,10 @@ export async function releaseControl(
   if (!(await releaseControlLease(ctx, { ...key, userId: caller.userId }))) {
     throw new AppError("NOT_IN_CONTROL", "you do not control this screen");
   }
+  // TKO-1: the released person's control capabilities stop at once (live viewers closed).
+  await revokeScreenCapabilities(ctx, computer, [controlSelector(input.botId, caller.userId)]).catch(
+    (error: unknown) => ctx.log.warn("screen.revoke_failed", { ...key, error }),
+  );
   const [resumed] = await ctx.db
     .update(runs)
     .set({ status: "running", waitingSince: null })
@@ -63,6 +69,7 @@ export async function releaseControl(
       and(eq(runs.computerId, computer.id), eq(runs.botId, input.botId), eq(runs.status, "waiting_takeover")),
     )
     .returning({ id: runs.id });
+  await markControlled(ctx, computer, input.botId, false);
   await touchComputer(ctx, computer.id);
   ctx.log.info("control.released", { ...key, userId: caller.userId, resumedRunId: resumed?.id ?? null });
   return { released: true, resumedRunId: resumed?.id ?? null };
@@ -84,4 +91,25 @@ export async function stopBot(
   if (run) canceled = await finishRun(ctx, { run, computer, outcome: "cancel" }, { force: true });
   ctx.log.info("bot.stopped", { ...key, canceledRunId: canceled?.id ?? null });
   return { canceledRunId: canceled?.id ?? null };
+}
+
+/**
+ * Tells the computer a person controls (or stopped controlling) the bot's screen, so the
+ * screen cap never evicts it (CMP-5). The lease in Postgres is the authority; this is a hint
+ * to the machine, and a stopped computer simply has nothing to mark.
+ */
+async function markControlled(
+  ctx: ServiceContext,
+  computer: ComputerRow,
+  botId: string,
+  controlled: boolean,
+) {
+  if (computer.state !== "running" || !computer.providerRef || computer.providerKind !== ctx.provider.kind)
+    return;
+  const desktop = ctx.provider.sandbox(computer.providerRef).desktop;
+  try {
+    await desktop?.setControlled?.(botId, controlled);
+  } catch (error) {
+    ctx.log.warn("control.mark_failed", { computerId: computer.id, botId, controlled, error });
+  }
 }
