@@ -3,14 +3,17 @@
  * the fake provider on a temp folder, the API app, and (optionally) a worker. Logs are
  * captured so tests can assert what was (and was not) written.
  */
+
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApiApp } from "@rakazo/api/app";
+import { LocalAgentHomeStore, LocalKeyWrapper } from "@rakazo/homes";
 import { startPgBoss } from "@rakazo/jobs";
 import { createLogger } from "@rakazo/log";
 import { createFakeProvider, type SandboxProvider } from "@rakazo/sandbox";
-import { createUserWithSpace, type ServiceContext } from "@rakazo/services";
+import { checkpointAfterRuns, createUserWithSpace, type ServiceContext } from "@rakazo/services";
 import { type RunningWorker, startWorker, type WorkerOptions } from "@rakazo/worker/worker";
 import type { Hono } from "hono";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
@@ -40,7 +43,17 @@ export async function createTestSystem(
     supervise: false,
     onError: (error) => log.error("pgboss.error", { error }),
   });
-  const ctx: ServiceContext = { db: database.db, jobs: queue, provider, log };
+  const homes = new LocalAgentHomeStore({ dataDir: rootDir });
+  const keys = new LocalKeyWrapper(randomBytes(32));
+  const ctx: ServiceContext = {
+    db: database.db,
+    jobs: queue,
+    provider,
+    log,
+    homes,
+    keys,
+    runHooks: checkpointAfterRuns,
+  };
   const app = createApiApp({ ctx, log, bootstrapToken: options.bootstrapToken });
   const workers: RunningWorker[] = [];
 
@@ -56,6 +69,8 @@ export async function createTestSystem(
         databaseUrl: database.url,
         db: database.db,
         provider,
+        homes,
+        keys,
         log,
         pollingIntervalSeconds: 0.5,
       });

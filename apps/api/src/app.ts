@@ -5,6 +5,7 @@ import { AppError, authenticateToken, type Caller, isAppError, type ServiceConte
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTP_STATUS } from "./http-errors.ts";
+import { mountScreenAuthority } from "./internal-screens.ts";
 import type { RpcDefinition } from "./rpc/define.ts";
 import { RPCS } from "./rpc/index.ts";
 
@@ -14,6 +15,8 @@ export interface ApiOptions {
   /** When set, `setup/bootstrap` requires it as its bearer token. */
   readonly bootstrapToken?: string | undefined;
   readonly rpcs?: readonly RpcDefinition[];
+  /** Enables `POST /internal/screens/authorize` for the web service (SCR-5). */
+  readonly screenServiceToken?: string | undefined;
 }
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -75,8 +78,10 @@ export function createApiApp(options: ApiOptions): Hono {
     return c.json({ status: "ok", provider: ctx.provider.kind });
   });
 
+  if (options.screenServiceToken) mountScreenAuthority(app, ctx, options.screenServiceToken);
+
   app.post(
-    "/rpc/:namespace/:method",
+    "/rpc/*",
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
       onError: () => {
@@ -84,9 +89,10 @@ export function createApiApp(options: ApiOptions): Hono {
       },
     }),
     async (c) => {
-      const rpc = rpcs.get(`${c.req.param("namespace")}/${c.req.param("method")}`);
-      if (!rpc)
-        throw new AppError("UNKNOWN_RPC", `unknown RPC ${c.req.param("namespace")}/${c.req.param("method")}`);
+      // Names are `<namespace>/<method>` or deeper (`computer/files/list`).
+      const name = c.req.path.slice("/rpc/".length);
+      const rpc = rpcs.get(name);
+      if (!rpc) throw new AppError("UNKNOWN_RPC", `unknown RPC ${name.slice(0, 100)}`);
 
       const secret = bearer(c.req.header("authorization"));
       let caller = BOOTSTRAP_CALLER;

@@ -3,10 +3,17 @@
  * from the environment, parsed once here; see `.env.example`.
  */
 import { serve } from "@hono/node-server";
-import { concreteProviderKind, parseRuntimeEnv, providerFromEnv, requireDatabaseUrl } from "@rakazo/config";
+import {
+  concreteProviderKind,
+  homesFromEnv,
+  parseRuntimeEnv,
+  providerFromEnv,
+  requireDatabaseUrl,
+} from "@rakazo/config";
 import { connectDatabase, migrateDatabase } from "@rakazo/db";
 import { startPgBoss } from "@rakazo/jobs";
 import { createLogger } from "@rakazo/log";
+import { checkpointAfterRuns } from "@rakazo/services";
 import { createApiApp } from "./app.ts";
 
 const env = parseRuntimeEnv(process.env);
@@ -20,8 +27,9 @@ const { boss, queue } = await startPgBoss(databaseUrl, {
   onError: (error) => log.error("pgboss.error", { error }),
 });
 const provider = await providerFromEnv(env, concreteProviderKind(env));
+const { homes, keys } = await homesFromEnv(env);
 const app = createApiApp({
-  ctx: { db: database.db, jobs: queue, provider, log },
+  ctx: { db: database.db, jobs: queue, provider, log, homes, keys, runHooks: checkpointAfterRuns },
   log,
   bootstrapToken: env.BOOTSTRAP_TOKEN,
 });

@@ -1,5 +1,11 @@
 /** The worker process: durable pg-boss jobs (and, later, the reconciler). */
-import { concreteProviderKind, parseRuntimeEnv, providerFromEnv, requireDatabaseUrl } from "@rakazo/config";
+import {
+  concreteProviderKind,
+  homesFromEnv,
+  parseRuntimeEnv,
+  providerFromEnv,
+  requireDatabaseUrl,
+} from "@rakazo/config";
 import { connectDatabase, migrateDatabase } from "@rakazo/db";
 import { createLogger } from "@rakazo/log";
 import { startWorker } from "./worker.ts";
@@ -11,11 +17,15 @@ const databaseUrl = requireDatabaseUrl(env);
 await migrateDatabase(databaseUrl);
 const database = connectDatabase(databaseUrl);
 const provider = await providerFromEnv(env, concreteProviderKind(env));
+const { homes, keys } = await homesFromEnv(env);
 const worker = await startWorker({
   databaseUrl,
   db: database.db,
   provider,
+  homes,
+  keys,
   log,
+  reconcileIntervalMs: env.RECONCILE_SECONDS * 1_000,
   pollingIntervalSeconds: env.WORKER_POLL_SECONDS,
   idle: {
     idleTimeoutMs: env.IDLE_TIMEOUT_SECONDS * 1_000,

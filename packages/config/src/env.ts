@@ -30,6 +30,24 @@ export const runtimeEnvSchema = z.object({
   IDLE_TIMEOUT_SECONDS: z.coerce.number().min(1).default(1_800),
   IDLE_SWEEP_SECONDS: z.coerce.number().min(0.2).default(30),
   TAKEOVER_AWAKE_SECONDS: z.coerce.number().min(1).default(1_800),
+  RECONCILE_SECONDS: z.coerce.number().min(1).default(600),
+  RAKAZO_MASTER_KEY: optionalString,
+  OBJECT_STORAGE_BUCKET: optionalString,
+  OBJECT_STORAGE_ENDPOINT: optionalString,
+  OBJECT_STORAGE_REGION: optionalString,
+  OBJECT_STORAGE_ACCESS_KEY_ID: optionalString,
+  OBJECT_STORAGE_SECRET_ACCESS_KEY: optionalString,
+  // Screens (SCR-4..SCR-7): the web service and the capability keys.
+  WEB_HOST: z.string().default("127.0.0.1"),
+  WEB_PORT: port.default(8788),
+  /** The web service as browsers reach it; default http://WEB_HOST:WEB_PORT. */
+  WEB_PUBLIC_URL: optionalString,
+  /** The API as the web service reaches it; default http://API_HOST:API_PORT. */
+  API_INTERNAL_URL: optionalString,
+  /** Shared by web and API for the screen authority; the launcher generates one when unset. */
+  SCREEN_SERVICE_TOKEN: optionalString,
+  /** `kid:base64(32 bytes)`, comma-separated, newest first; the launcher generates one when unset. */
+  SCREEN_CAPABILITY_KEYS: optionalString,
 });
 
 export type RuntimeEnv = z.infer<typeof runtimeEnvSchema>;

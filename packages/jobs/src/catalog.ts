@@ -5,11 +5,18 @@
 import { z } from "zod";
 
 const computerJob = z.object({ computerId: z.string(), operationId: z.string() });
+const checkpointJob = computerJob.extend({ reason: z.string().optional() });
 
 export const JOB_CATALOG = {
   "computer.provision": { schema: computerJob, retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 900 },
   "computer.stop": { schema: computerJob, retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 600 },
   "computer.delete": { schema: computerJob, retryLimit: 5, retryDelaySeconds: 10, expireInSeconds: 600 },
+  "computer.checkpoint": {
+    schema: checkpointJob,
+    retryLimit: 3,
+    retryDelaySeconds: 10,
+    expireInSeconds: 3_600,
+  },
 } as const satisfies Record<
   string,
   { schema: z.ZodType; retryLimit: number; retryDelaySeconds: number; expireInSeconds: number }

@@ -22,6 +22,24 @@ export const DEFAULT_ARCHIVE_LIMITS: ArchiveLimits = {
   maxTotalBytes: 8 * 1024 ** 3,
 };
 
+/** Decides which workspace paths stay out of an archive (e.g. transient browser caches, PER-7). */
+export type ArchiveExclude = (relPath: string, type: "file" | "directory") => boolean;
+
+export interface PackOptions {
+  /** Excluded directories are skipped with everything below them. */
+  readonly exclude?: ArchiveExclude;
+}
+
+export interface ExtractOptions {
+  /** Excluded entries still count against the limits but are not written. */
+  readonly exclude?: ArchiveExclude;
+  /**
+   * Sees every validated entry before it is written. An error it throws aborts the extraction
+   * and reaches the caller unchanged (callers use it for their own limits and error codes).
+   */
+  readonly onEntry?: (entry: { path: string; type: "file" | "directory"; size: number }) => void;
+}
+
 /** Validates one archive entry name; returns the normalised relative path ("" = the root). */
 export function archiveEntryPath(name: string): string {
   if (name.includes("\0")) throw invalid("entry name contains a NUL byte");
@@ -36,11 +54,11 @@ export function archiveEntryPath(name: string): string {
 }
 
 /** Packs `dir` (without following symlinks; only directories and regular files). */
-export function packDirectory(dir: string): Readable {
+export function packDirectory(dir: string, options: PackOptions = {}): Readable {
   const pack = tar.pack();
   void (async () => {
     try {
-      await packInto(pack, dir, "");
+      await packInto(pack, dir, "", options.exclude);
       pack.finalize();
     } catch (error) {
       pack.destroy(error as Error);
@@ -49,7 +67,12 @@ export function packDirectory(dir: string): Readable {
   return pack as unknown as Readable;
 }
 
-async function packInto(pack: tar.Pack, root: string, rel: string): Promise<void> {
+async function packInto(
+  pack: tar.Pack,
+  root: string,
+  rel: string,
+  exclude: ArchiveExclude | undefined,
+): Promise<void> {
   const entries = await readdir(join(root, rel), { withFileTypes: true });
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
@@ -57,9 +80,11 @@ async function packInto(pack: tar.Pack, root: string, rel: string): Promise<void
     const full = join(root, relPath);
     const info = await lstat(full);
     if (info.isDirectory()) {
+      if (exclude?.(relPath, "directory")) continue;
       pack.entry({ name: `${relPath}/`, type: "directory", mode: info.mode & 0o7777, mtime: info.mtime });
-      await packInto(pack, root, relPath);
+      await packInto(pack, root, relPath, exclude);
     } else if (info.isFile()) {
+      if (exclude?.(relPath, "file")) continue;
       const sink = pack.entry({
         name: relPath,
         type: "file",
@@ -81,12 +106,13 @@ export async function extractArchive(
   archive: Readable,
   targetDir: string,
   limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS,
+  options: ExtractOptions = {},
 ): Promise<void> {
   const staging = `${targetDir}.staging-${process.pid}-${Date.now()}`;
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true, mode: 0o755 });
   try {
-    await extractInto(archive, staging, limits);
+    await extractInto(archive, staging, limits, options);
     const previous = `${targetDir}.previous-${process.pid}-${Date.now()}`;
     const hadTarget = await exists(targetDir);
     if (hadTarget) await rename(targetDir, previous);
@@ -98,26 +124,80 @@ export async function extractArchive(
   }
 }
 
-async function extractInto(archive: Readable, staging: string, limits: ArchiveLimits): Promise<void> {
+/**
+ * After a crash between the two renames of the swap, `targetDir` is missing while its
+ * `.previous-*` sibling still holds the last good contents: put it back. Stale staging folders
+ * (an extraction that never finished) are removed. Safe to call when nothing was interrupted;
+ * callers serialize it with their own extractions into `targetDir`.
+ */
+export async function recoverInterruptedSwap(targetDir: string): Promise<void> {
+  const parent = dirname(targetDir);
+  const base = targetDir.slice(parent.length + 1);
+  let names: string[];
+  try {
+    names = await readdir(parent);
+  } catch {
+    return;
+  }
+  const previous = names.filter((n) => n.startsWith(`${base}.previous-`)).sort();
+  const newest = previous.at(-1);
+  if (newest && !(await exists(targetDir))) await rename(join(parent, newest), targetDir);
+  for (const name of names) {
+    if (name.startsWith(`${base}.staging-`) || name.startsWith(`${base}.previous-`)) {
+      await rm(join(parent, name), { recursive: true, force: true });
+    }
+  }
+}
+
+async function extractInto(
+  archive: Readable,
+  staging: string,
+  limits: ArchiveLimits,
+  options: ExtractOptions,
+): Promise<void> {
   const extract = tar.extract();
+  // A refused entry destroys the extractor; its late "premature close" must not become an
+  // uncaught error (that would take the whole process down on a hostile archive).
+  extract.on("error", () => {});
   let entries = 0;
   let totalBytes = 0;
+  // Errors of the caller's hook pass through unchanged; everything else becomes INVALID_ARCHIVE
+  // with the original error as its cause (e.g. a decrypting source that failed to verify).
+  const hookErrors = new WeakSet<object>();
   const done = pipeline(archive, extract as unknown as NodeJS.WritableStream).catch((error: unknown) => {
-    throw error instanceof SandboxError ? error : invalid(`unreadable archive: ${(error as Error).message}`);
+    throw error instanceof SandboxError
+      ? error
+      : invalid(`unreadable archive: ${(error as Error).message}`, error);
   });
+  // Awaited below on every path; this only keeps an early rejection from counting as unhandled.
+  done.catch(() => {});
   try {
     for await (const entry of extract) {
       const header = entry.header;
       entries += 1;
       if (entries > limits.maxEntries) throw invalid(`more than ${limits.maxEntries} entries`);
       const rel = archiveEntryPath(header.name);
+      if ((header.type === "directory" || header.type === "file") && options.onEntry) {
+        try {
+          options.onEntry({ path: rel, type: header.type, size: header.size ?? 0 });
+        } catch (error) {
+          if (error !== null && typeof error === "object") hookErrors.add(error);
+          throw error;
+        }
+      }
       if (header.type === "directory") {
-        if (rel !== "") await mkdir(join(staging, rel), { recursive: true, mode: 0o755 });
+        if (rel !== "" && !options.exclude?.(rel, "directory")) {
+          await mkdir(join(staging, rel), { recursive: true, mode: 0o755 });
+        }
         entry.resume();
       } else if (header.type === "file") {
         if (rel === "") throw invalid("a file entry names the root");
         totalBytes += header.size ?? 0;
         if (totalBytes > limits.maxTotalBytes) throw invalid(`more than ${limits.maxTotalBytes} bytes`);
+        if (options.exclude?.(rel, "file")) {
+          entry.resume();
+          continue;
+        }
         const target = join(staging, rel);
         await mkdir(dirname(target), { recursive: true, mode: 0o755 });
         // `wx`: a later entry may not overwrite (or write through) an earlier one.
@@ -134,7 +214,8 @@ async function extractInto(archive: Readable, staging: string, limits: ArchiveLi
     archive.destroy();
     await done.catch(() => {});
     if (error instanceof SandboxError) throw error;
-    throw invalid(`unreadable archive: ${(error as Error).message}`);
+    if (error !== null && typeof error === "object" && hookErrors.has(error)) throw error;
+    throw invalid(`unreadable archive: ${(error as Error).message}`, error);
   }
 }
 
@@ -147,8 +228,8 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-function invalid(message: string): SandboxError {
-  return new SandboxError("INVALID_ARCHIVE", message);
+function invalid(message: string, cause?: unknown): SandboxError {
+  return new SandboxError("INVALID_ARCHIVE", message, cause === undefined ? undefined : { cause });
 }
 
 /** Collects a stream into one buffer (tests and small archives only). */

@@ -79,6 +79,40 @@ export interface Sandbox {
   readonly pageBrowser?: PageBrowser;
   /** Present when `capabilities.terminal` (TRM-7). */
   connectTerminal?(request: TerminalRequest): Promise<TerminalTarget>;
+  /** The computer's screen gateway (SCR-1..3), where the provider wires one. */
+  readonly screens?: SandboxScreens;
+}
+
+// ---------------------------------------------------------------- screens (SCR-1..4)
+
+/** Where the web service reaches a computer's gateway. Never shown to browsers (SCR-4). */
+export type ScreenGatewayTarget =
+  | { readonly transport: "unix"; readonly socketPath: string }
+  | {
+      readonly transport: "http";
+      readonly url: string;
+      /** Provider credentials for protected port hosting (PRV-4); sent by the proxy only. */
+      readonly headers?: Readonly<Record<string, string>>;
+    };
+
+export interface ScreenRevocationRule {
+  readonly id?: string;
+  readonly botId?: string;
+  readonly policy?: "view" | "control";
+  readonly subject?: string;
+  readonly issuedAtOrBefore?: number;
+  /** When the rule may be forgotten (the longest capability lifetime from now). */
+  readonly expiresAt: number;
+}
+
+export interface SandboxScreens {
+  /** Hands the gateway its computer id and derived keys (idempotent). */
+  configure(config: { computerId: string; keys: readonly { kid: string; key: string }[] }): Promise<void>;
+  /** Adds revocation rules; matching live connections close at once. */
+  revoke(rules: readonly ScreenRevocationRule[]): Promise<{ closed: number }>;
+  /** Whether the gateway would serve this ticket now, and why not. */
+  check(ticket: string): Promise<{ ok: true } | { ok: false; reason: string }>;
+  target(): Promise<ScreenGatewayTarget>;
 }
 
 // ---------------------------------------------------------------- execution
@@ -206,13 +240,111 @@ export interface SandboxDesktop {
    */
   release(botId: string): Promise<void>;
   list(): Promise<DesktopSlotInfo[]>;
+  /** Marks the bot's screen as controlled by a person: never evicted at the cap (CMP-5). */
+  setControlled?(botId: string, controlled: boolean): Promise<void>;
 }
 
 // ---------------------------------------------------------------- optional contracts
 
-/** Page-level browser tools (BRW-1..5); the full shape arrives with the browser tools. */
+/**
+ * Page-level browser tools (BRW-1..5): the bot's visible Chromium tab, read as text and driven
+ * by element refs instead of pixels.
+ *
+ * What must stay true in every implementation:
+ * - A snapshot holds at most `PAGE_MAX_ELEMENTS` interactive elements and at most
+ *   `PAGE_MAX_TEXT_CHARS` of page text (BRW-4); password values never appear in it (BRW-3).
+ * - A ref names one element of one document. A ref taken before a navigation, or whose element
+ *   was removed or replaced, fails with `STALE_REF`; it is never retargeted to a look-alike.
+ * - `act` runs its actions in order and stops at the first failure. It reports how many
+ *   completed and whether the failed one may have taken effect (`uncertain`); it never retries
+ *   or replays anything itself (BRW-5).
+ */
 export interface PageBrowser {
-  navigate(botId: string, url: string): Promise<{ url: string; title: string }>;
+  navigate(botId: string, url: string): Promise<PageNavigation>;
+  snapshot(botId: string): Promise<PageSnapshot>;
+  act(botId: string, actions: readonly PageAction[]): Promise<PageActResult>;
+}
+
+export const PAGE_MAX_ELEMENTS = 80;
+export const PAGE_MAX_TEXT_CHARS = 8_000;
+
+export interface PageNavigation {
+  readonly url: string;
+  readonly title: string;
+  /** HTTP status of the main document, when the backend knows it. */
+  readonly status?: number;
+}
+
+export interface PageElement {
+  /** Opaque; valid only for the document it was taken from. */
+  readonly ref: string;
+  /** ARIA-ish role: link, button, textbox, checkbox, radio, combobox, … */
+  readonly role: string;
+  /** Accessible name (label, text, aria-label, placeholder). */
+  readonly name: string;
+  /** Current value of form fields; `"••••"` for password fields (BRW-3). */
+  readonly value?: string;
+  readonly checked?: boolean;
+  readonly disabled?: boolean;
+  readonly href?: string;
+}
+
+export interface PageSnapshot {
+  readonly url: string;
+  readonly title: string;
+  /** Visible text, whitespace-collapsed, cut to `PAGE_MAX_TEXT_CHARS`. */
+  readonly text: string;
+  readonly textTruncated: boolean;
+  /** In document order, at most `PAGE_MAX_ELEMENTS`. */
+  readonly elements: readonly PageElement[];
+  /** Interactive elements left out by the cap. */
+  readonly omittedElements: number;
+  /** Frames on the page; their content is not in the snapshot (use desktop tools, BRW-4). */
+  readonly frames: number;
+}
+
+/** One step of an ordered page action batch. Keys are DOM key names: "Enter", "Tab", "Escape". */
+export type PageAction =
+  | { readonly type: "click"; readonly ref: string }
+  /** Replaces the field's value with `text`. */
+  | { readonly type: "fill"; readonly ref: string; readonly text: string }
+  | { readonly type: "select"; readonly ref: string; readonly value: string }
+  | { readonly type: "check"; readonly ref: string; readonly checked: boolean }
+  | { readonly type: "press"; readonly key: string; readonly ref?: string }
+  | { readonly type: "scroll"; readonly dy: number }
+  | { readonly type: "wait"; readonly ms: number };
+
+export type PageActErrorCode =
+  /** The ref belongs to an earlier document or a removed element (never retargeted). */
+  | "STALE_REF"
+  /** No such ref was ever handed out for this document. */
+  | "UNKNOWN_REF"
+  /** The element cannot take this action (hidden, disabled, covered, wrong kind, in a frame). */
+  | "NOT_ACTIONABLE"
+  /** The action was sent but its effect did not settle in time (e.g. a navigation that hangs). */
+  | "TIMEOUT"
+  | "FAILED";
+
+export interface PageActResult {
+  /** How many actions, from the start of the batch, are confirmed done. */
+  readonly completed: number;
+  readonly total: number;
+  /** The page after the batch (or after the failure). */
+  readonly url: string;
+  readonly title: string;
+  /** Files the batch downloaded, saved under the workspace's `downloads/` folder. */
+  readonly downloads: readonly { readonly path: string; readonly size: number }[];
+  readonly error?: {
+    readonly code: PageActErrorCode;
+    readonly message: string;
+    /** Index of the failed action; equals `completed`. */
+    readonly index: number;
+    /**
+     * True when the failed action was (or may have been) delivered to the page, so its effect
+     * is unknown: check with a snapshot before doing anything that could repeat it.
+     */
+    readonly uncertain: boolean;
+  };
 }
 
 export interface TerminalRequest {

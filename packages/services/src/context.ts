@@ -1,8 +1,10 @@
 import type { Database } from "@rakazo/db";
+import type { AgentHomeStore, KeyWrapper } from "@rakazo/homes";
 import type { JobQueue } from "@rakazo/jobs";
 import type { Logger } from "@rakazo/log";
 import type { SandboxProvider } from "@rakazo/sandbox";
 import type { RunHooks } from "./runs/runs.ts";
+import type { ScreenServiceConfig } from "./screens/config.ts";
 
 /** Everything a verb may touch, built once per process and passed in. */
 export interface ServiceContext {
@@ -10,8 +12,14 @@ export interface ServiceContext {
   readonly jobs: JobQueue;
   readonly provider: SandboxProvider;
   readonly log: Logger;
+  /** Where workspaces are checkpointed (local, or object storage when configured; PER-3/4). */
+  readonly homes: AgentHomeStore;
+  /** Wraps space content keys with the master key (PER-5). */
+  readonly keys: KeyWrapper;
   /** What happens around runs ending (checkpoints, capability revocation); optional. */
   readonly runHooks?: RunHooks;
+  /** Screen capabilities (SCR-2, SCR-4): keys and the web service's public URL; optional. */
+  readonly screens?: ScreenServiceConfig;
 }
 
 /** An authenticated user, as resolved from a bearer token. */

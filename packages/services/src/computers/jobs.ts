@@ -8,6 +8,11 @@ import type { JobContext, JobHandlers } from "@rakazo/jobs";
 import { isSandboxError } from "@rakazo/sandbox";
 import { and, eq } from "drizzle-orm";
 import type { ServiceContext } from "../context.ts";
+import { checkpointUnlessInUse } from "../homes/after-runs.ts";
+import { checkpointComputerHome } from "../homes/checkpoint.ts";
+import { mountsHome } from "../homes/context.ts";
+import { destroyComputerHome } from "../homes/destroy.ts";
+import { prepareComputerHome, restoreComputerHome } from "../homes/restore.ts";
 import { updateOperation } from "./operations.ts";
 
 type ComputerJob = { computerId: string; operationId: string };
@@ -61,14 +66,27 @@ export async function runProvisionJob(
   }
   await updateOperation(ctx, job.operationId, { status: "running", stage: "provisioning" });
   try {
+    // PER-2: a machine that mounts its home gets it brought up to the stored revision first.
+    if (mountsHome(ctx.provider.kind)) await prepareComputerHome(ctx, { computer });
     const result = await ctx.provider.provision({
       computerId: computer.id,
       mode: computer.mode,
       homeKey: computer.homeKey,
       ref: ownRef(ctx, computer),
     });
-    // A replacement machine starts from the stored workspace (PER-2). Docker mounts the home
-    // directly; remote providers import it once the home store lands.
+    // A new or replacement machine imports the latest stored workspace before use (PER-2, PRV-3).
+    if (result.replaced && !mountsHome(ctx.provider.kind)) {
+      await updateOperation(ctx, job.operationId, { stage: "restoring" });
+      try {
+        await restoreComputerHome(ctx, {
+          computer: { ...computer, providerKind: ctx.provider.kind, providerRef: result.ref },
+          sandbox: ctx.provider.sandbox(result.ref),
+        });
+      } catch (error) {
+        await ctx.provider.destroy(result.ref);
+        throw error;
+      }
+    }
     const [updated] = await ctx.db
       .update(computers)
       .set({ providerKind: ctx.provider.kind, providerRef: result.ref, state: "running", lastError: null })
@@ -99,9 +117,19 @@ export async function runStopJob(ctx: ServiceContext, job: ComputerJob, context:
     });
     return;
   }
-  await updateOperation(ctx, job.operationId, { status: "running", stage: "stopping" });
+  await updateOperation(ctx, job.operationId, { status: "running", stage: "saving" });
   try {
     const ref = ownRef(ctx, computer);
+    // PER-2/PER-7: close browsers cleanly (profiles flushed), then save, then stop.
+    const operation = await ctx.db.query.computerOperations.findFirst({
+      where: (o, { eq }) => eq(o.id, job.operationId),
+    });
+    await checkpointComputerHome(ctx, {
+      computerId: computer.id,
+      reason: operation?.kind === "idle_shutdown" ? "idle" : "stop",
+      quiesce: ref ? () => quiesceDesktops(ctx, ref) : undefined,
+    });
+    await updateOperation(ctx, job.operationId, { stage: "stopping" });
     if (ref) {
       await ctx.provider.stop(ref).catch((error: unknown) => {
         // A machine that is already gone is stopped; the next start replaces it.
@@ -133,6 +161,8 @@ export async function runDeleteJob(
   try {
     const ref = ownRef(ctx, computer);
     if (ref) await ctx.provider.destroy(ref);
+    // PER-5: the wrapped data key goes first (crypto-shredding), then the stored objects.
+    await destroyComputerHome(ctx, computer);
     await ctx.db
       .update(computers)
       .set({ state: "deleted", providerRef: null, deletedAt: new Date() })
@@ -144,8 +174,38 @@ export async function runDeleteJob(
   }
 }
 
+/** Run-boundary checkpoints (PER-2), deferred while the computer is in use (PER-7). */
+export async function runCheckpointJob(
+  ctx: ServiceContext,
+  job: ComputerJob & { reason?: string | undefined },
+  context: JobContext,
+): Promise<void> {
+  await updateOperation(ctx, job.operationId, { status: "running", stage: "saving" });
+  try {
+    const outcome = await checkpointUnlessInUse(ctx, {
+      computerId: job.computerId,
+      reason: job.reason ?? "run_finished",
+    });
+    await updateOperation(ctx, job.operationId, { status: "succeeded", stage: outcome });
+  } catch (error) {
+    await failOrRetry(ctx, { ...job, context }, error, null);
+  }
+}
+
+/** Asks every desktop's browser to close cleanly so its profile is consistent on disk. */
+async function quiesceDesktops(ctx: ServiceContext, ref: string): Promise<void> {
+  const desktop = ctx.provider.sandbox(ref).desktop;
+  if (!desktop) return;
+  for (const slot of await desktop.list().catch(() => [])) {
+    await desktop.release(slot.botId).catch((error: unknown) => {
+      ctx.log.warn("computer.quiesce_failed", { botId: slot.botId, error });
+    });
+  }
+}
+
 export function computerJobHandlers(ctx: ServiceContext): JobHandlers {
   return {
+    "computer.checkpoint": (payload, context) => runCheckpointJob(ctx, payload, context),
     "computer.provision": (payload, context) => runProvisionJob(ctx, payload, context),
     "computer.stop": (payload, context) => runStopJob(ctx, payload, context),
     "computer.delete": (payload, context) => runDeleteJob(ctx, payload, context),

@@ -26,8 +26,9 @@ export async function enqueueOperation(
   job: JobName,
   computerId: string,
   operationId: string,
+  extra: { reason?: string } = {},
 ): Promise<void> {
-  const jobId = await ctx.jobs.send(job, { computerId, operationId });
+  const jobId = await ctx.jobs.send(job, { computerId, operationId, ...extra });
   await ctx.db.update(computerOperations).set({ jobId }).where(eq(computerOperations.id, operationId));
 }
 

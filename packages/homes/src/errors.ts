@@ -1,0 +1,42 @@
+/** Errors of the home store. Codes are stable: verbs map them, tests assert them. */
+export const HOME_ERROR_CODES = [
+  /** The archive breaks PER-6 (absolute path, `..`, link, device, …). */
+  "INVALID_ARCHIVE",
+  /** A sealed checkpoint failed authentication: altered, truncated, reordered or spliced. */
+  "CHECKPOINT_TAMPERED",
+  /** The archive exceeds the entry or byte limit. */
+  "CHECKPOINT_TOO_LARGE",
+  /** The stored revision the caller asked for does not exist. */
+  "CHECKPOINT_NOT_FOUND",
+  /** Another checkpoint advanced the revision first; this one was discarded. */
+  "CHECKPOINT_CONFLICT",
+  /** The home's data key is gone (crypto-shredded) or was never created. */
+  "KEY_UNAVAILABLE",
+  /** A wrapped key did not open: wrong master/content key, or the wrapped value was altered. */
+  "KEY_UNWRAP_FAILED",
+  /** Configuration is unusable (e.g. a master key that is not 32 bytes). */
+  "INVALID_CONFIG",
+  /** A home key that cannot be one path segment / object key segment. */
+  "INVALID_HOME_KEY",
+  /** A path inside the stored workspace that does not exist / is not allowed. */
+  "FILE_NOT_FOUND",
+  "INVALID_PATH",
+  "FILE_TOO_LARGE",
+  /** The object store answered with an error. */
+  "STORAGE_ERROR",
+] as const;
+export type HomeErrorCode = (typeof HOME_ERROR_CODES)[number];
+
+export class HomeStoreError extends Error {
+  readonly code: HomeErrorCode;
+  override readonly name = "HomeStoreError";
+
+  constructor(code: HomeErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+export function isHomeStoreError(error: unknown, code?: HomeErrorCode): error is HomeStoreError {
+  return error instanceof HomeStoreError && (code === undefined || error.code === code);
+}

@@ -1,0 +1,154 @@
+/**
+ * PER-3: the local home store. `DATA_DIR/homes/<home key>` holds the latest workspace (the
+ * only copy: latest-only), `DATA_DIR/home-revisions/<home key>.json` its revision and
+ * fingerprint. Archive checkpoints are staged and swapped in whole; checkpoints of one home are
+ * serialized (in-process mutex + cross-process lock).
+ */
+import { createHash } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import type { Readable } from "node:stream";
+import { PassThrough } from "node:stream";
+import { type FileEntry, packDirectory } from "@rakazo/sandbox";
+import { HomeStoreError } from "./errors.ts";
+import { isTransientBrowserFile } from "./exclude.ts";
+import { HomeFolders, type HomeMetadata } from "./home-folders.ts";
+import type { HomeLock } from "./lock.ts";
+import { computeManifest } from "./manifest.ts";
+import {
+  type AgentHomeStore,
+  type CheckpointRequest,
+  type CheckpointResult,
+  DEFAULT_HOME_LIMITS,
+  type HomeLimits,
+  type MaterializeRequest,
+  type StoredObject,
+} from "./store.ts";
+import { listHomeFiles, readHomeFile } from "./stored-files.ts";
+
+export interface LocalAgentHomeStoreOptions {
+  readonly dataDir: string;
+  readonly lock?: HomeLock;
+  readonly limits?: HomeLimits;
+}
+
+/** Tees an archive through SHA-256 so an unchanged export can be recognised. */
+export function digestingArchive(archive: Readable): { stream: Readable; digest: () => string } {
+  const hash = createHash("sha256");
+  const tee = new PassThrough();
+  tee.on("error", () => {}); // surfaced through `tee.errored` to the pipeline that consumes it
+  archive.on("data", (chunk: Buffer) => hash.update(chunk));
+  archive.on("error", (error) => tee.destroy(error));
+  archive.pipe(tee);
+  tee.on("close", () => {
+    if (!archive.destroyed) archive.destroy();
+  });
+  return { stream: tee, digest: () => hash.digest("hex") };
+}
+
+export class LocalAgentHomeStore implements AgentHomeStore {
+  readonly kind = "local" as const;
+  protected readonly folders: HomeFolders;
+
+  constructor(options: LocalAgentHomeStoreOptions) {
+    this.folders = new HomeFolders({
+      dataDir: options.dataDir,
+      limits: options.limits ?? DEFAULT_HOME_LIMITS,
+      ...(options.lock ? { lock: options.lock } : {}),
+    });
+  }
+
+  homeDir(homeKey: string): string {
+    return this.folders.homeDir(homeKey);
+  }
+
+  async checkpoint(request: CheckpointRequest): Promise<CheckpointResult> {
+    const { homeKey, previousRevision } = request;
+    return this.folders.withLock(homeKey, async () => {
+      const meta = await this.folders.readMetadata(homeKey);
+      const dir = this.folders.homeDir(homeKey);
+      let archiveDigest: string | null = null;
+      if (request.source.kind === "archive") {
+        const { stream, digest } = digestingArchive(request.source.archive);
+        await this.folders.extractInto(homeKey, stream);
+        archiveDigest = digest();
+      } else {
+        await mkdir(dir, { recursive: true });
+      }
+      const manifest = await computeManifest(dir, isTransientBrowserFile);
+      const unchanged =
+        !request.force &&
+        meta?.state === "clean" &&
+        meta.revision === previousRevision &&
+        (archiveDigest === null ? meta.manifest === manifest.digest : meta.archiveDigest === archiveDigest);
+      if (unchanged) {
+        return {
+          status: "unchanged",
+          revision: previousRevision,
+          files: manifest.files,
+          bytes: manifest.bytes,
+        };
+      }
+      const revision = previousRevision + 1;
+      if (!(await request.commit(revision))) {
+        throw new HomeStoreError(
+          "CHECKPOINT_CONFLICT",
+          `revision ${previousRevision} of ${homeKey} moved on`,
+        );
+      }
+      await this.folders.writeMetadata(metadata(homeKey, revision, manifest.digest, archiveDigest));
+      return { status: "saved", revision, files: manifest.files, bytes: manifest.bytes };
+    });
+  }
+
+  async materialize(request: MaterializeRequest): Promise<string> {
+    return this.folders.withLock(request.homeKey, async () => {
+      const dir = this.folders.homeDir(request.homeKey);
+      await mkdir(dir, { recursive: true });
+      return dir;
+    });
+  }
+
+  async openArchive(request: MaterializeRequest): Promise<Readable> {
+    const release = await this.folders.acquire(request.homeKey);
+    try {
+      const dir = this.folders.homeDir(request.homeKey);
+      await mkdir(dir, { recursive: true });
+      const archive = packDirectory(dir, { exclude: isTransientBrowserFile });
+      archive.once("close", () => void release());
+      return archive;
+    } catch (error) {
+      await release();
+      throw error;
+    }
+  }
+
+  async listFiles(request: MaterializeRequest & { readonly path: string }): Promise<FileEntry[]> {
+    const dir = await this.materialize(request);
+    return listHomeFiles(dir, request.path);
+  }
+
+  async readFile(
+    request: MaterializeRequest & { readonly path: string; readonly maxBytes: number },
+  ): Promise<Buffer> {
+    const dir = await this.materialize(request);
+    return readHomeFile(dir, request.path, request.maxBytes);
+  }
+
+  async destroy(homeKey: string): Promise<void> {
+    await this.folders.withLock(homeKey, () => this.folders.removeHome(homeKey));
+  }
+
+  async *listObjects(): AsyncIterable<StoredObject> {}
+
+  async deleteObject(): Promise<void> {}
+}
+
+export function metadata(
+  homeKey: string,
+  revision: number,
+  manifest: string | null,
+  archiveDigest: string | null,
+  state: HomeMetadata["state"] = "clean",
+): HomeMetadata {
+  return { homeKey, revision, state, manifest, archiveDigest, savedAt: new Date().toISOString() };
+}

@@ -1,0 +1,297 @@
+/**
+ * PER-4: the bucket is the source of truth; `DATA_DIR/homes` is a cache. A checkpoint packs
+ * the home (directories and regular files only, transient browser files left out), seals it
+ * (./seal.ts) and uploads `homes/<home key>/<revision>`; after the upload completes the caller's
+ * `commit` advances the row's revision, and only then is the previous object deleted. A crash at
+ * any point leaves the previous object and the row's revision intact: the previous revision stays
+ * restorable, and the reconciler removes what was left behind (PER-5).
+ *
+ * Reads and boots call `materialize`, which compares the cache's metadata with the row's
+ * revision and, if they differ (or a checkpoint was interrupted), downloads the object, verifies
+ * every segment into staging and swaps it in.
+ */
+import { mkdir } from "node:fs/promises";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import {
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+  type S3ClientConfig,
+} from "@aws-sdk/client-s3";
+import { Upload } from "@aws-sdk/lib-storage";
+import { type FileEntry, packDirectory } from "@rakazo/sandbox";
+import { HomeStoreError } from "./errors.ts";
+import { isTransientBrowserFile } from "./exclude.ts";
+import { HomeFolders } from "./home-folders.ts";
+import { digestingArchive, metadata } from "./local-store.ts";
+import type { HomeLock } from "./lock.ts";
+import { computeManifest } from "./manifest.ts";
+import { createSealStream, createUnsealStream } from "./seal.ts";
+import {
+  type AgentHomeStore,
+  type CheckpointRequest,
+  type CheckpointResult,
+  DEFAULT_HOME_LIMITS,
+  type HomeLimits,
+  type MaterializeRequest,
+  type StoredObject,
+} from "./store.ts";
+import { listHomeFiles, readHomeFile } from "./stored-files.ts";
+
+export interface ObjectStorageConfig {
+  /** `OBJECT_STORAGE_BUCKET`. */
+  readonly bucket: string;
+  /** e.g. `http://127.0.0.1:9000`; omitted for AWS itself. */
+  readonly endpoint?: string;
+  readonly region?: string;
+  readonly accessKeyId?: string;
+  readonly secretAccessKey?: string;
+}
+
+export interface ObjectAgentHomeStoreOptions {
+  readonly dataDir: string;
+  readonly storage: ObjectStorageConfig;
+  readonly lock?: HomeLock;
+  readonly limits?: HomeLimits;
+  /** Multipart part size; memory use is about `partSize * 2`. */
+  readonly partSize?: number;
+}
+
+export function objectKey(homeKey: string, revision: number): string {
+  return `homes/${homeKey}/${revision}`;
+}
+
+export function createS3Client(config: ObjectStorageConfig): S3Client {
+  const options: S3ClientConfig = {
+    region: config.region ?? "us-east-1",
+    forcePathStyle: true,
+    ...(config.endpoint ? { endpoint: config.endpoint } : {}),
+    ...(config.accessKeyId && config.secretAccessKey
+      ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } }
+      : {}),
+  };
+  return new S3Client(options);
+}
+
+function requireKey(dataKey: Uint8Array | undefined, homeKey: string): Uint8Array {
+  if (!dataKey) throw new HomeStoreError("KEY_UNAVAILABLE", `no data key for home ${homeKey}`);
+  return dataKey;
+}
+
+function isNotFound(error: unknown): boolean {
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e?.name === "NoSuchKey" || e?.name === "NotFound" || e?.$metadata?.httpStatusCode === 404;
+}
+
+export class ObjectAgentHomeStore implements AgentHomeStore {
+  readonly kind = "object" as const;
+  readonly client: S3Client;
+  readonly bucket: string;
+  readonly #folders: HomeFolders;
+  readonly #partSize: number;
+
+  constructor(options: ObjectAgentHomeStoreOptions) {
+    this.#folders = new HomeFolders({
+      dataDir: options.dataDir,
+      limits: options.limits ?? DEFAULT_HOME_LIMITS,
+      ...(options.lock ? { lock: options.lock } : {}),
+    });
+    this.client = createS3Client(options.storage);
+    this.bucket = options.storage.bucket;
+    this.#partSize = options.partSize ?? 8 * 1024 * 1024;
+  }
+
+  homeDir(homeKey: string): string {
+    return this.#folders.homeDir(homeKey);
+  }
+
+  async checkpoint(request: CheckpointRequest): Promise<CheckpointResult> {
+    const { homeKey, previousRevision } = request;
+    const dataKey = requireKey(request.dataKey, homeKey);
+    return this.#folders.withLock(homeKey, async () => {
+      const meta = await this.#folders.readMetadata(homeKey);
+      const dir = this.#folders.homeDir(homeKey);
+      let archiveDigest: string | null = null;
+      if (request.source.kind === "archive") {
+        // The cache is about to hold content newer than any stored revision.
+        await this.#folders.writeMetadata(
+          metadata(homeKey, meta?.revision ?? 0, null, meta?.archiveDigest ?? null, "pending"),
+        );
+        const { stream, digest } = digestingArchive(request.source.archive);
+        await this.#folders.extractInto(homeKey, stream);
+        archiveDigest = digest();
+      } else {
+        await mkdir(dir, { recursive: true });
+      }
+      const manifest = await computeManifest(dir, isTransientBrowserFile);
+      const unchanged =
+        !request.force &&
+        meta?.state === "clean" &&
+        meta.revision === previousRevision &&
+        (archiveDigest === null ? meta.manifest === manifest.digest : meta.archiveDigest === archiveDigest);
+      if (unchanged) {
+        if (archiveDigest !== null)
+          await this.#folders.writeMetadata({ ...meta, savedAt: new Date().toISOString() });
+        return {
+          status: "unchanged",
+          revision: previousRevision,
+          files: manifest.files,
+          bytes: manifest.bytes,
+        };
+      }
+      const revision = previousRevision + 1;
+      const key = objectKey(homeKey, revision);
+      const sealed = packDirectory(dir, { exclude: isTransientBrowserFile }).pipe(
+        createSealStream({ dataKey, storageId: homeKey, revision }),
+      );
+      try {
+        await new Upload({
+          client: this.client,
+          params: { Bucket: this.bucket, Key: key, Body: sealed, ContentType: "application/octet-stream" },
+          partSize: this.#partSize,
+          queueSize: 2,
+          leavePartsOnError: false,
+        }).done();
+      } catch (error) {
+        throw new HomeStoreError("STORAGE_ERROR", `upload of ${key} failed: ${(error as Error).message}`, {
+          cause: error,
+        });
+      }
+      if (!(await request.commit(revision))) {
+        await this.#delete(key).catch(() => {});
+        throw new HomeStoreError(
+          "CHECKPOINT_CONFLICT",
+          `revision ${previousRevision} of ${homeKey} moved on`,
+        );
+      }
+      await this.#folders.writeMetadata(metadata(homeKey, revision, manifest.digest, archiveDigest));
+      // Latest-only; a failure here leaves an orphan the reconciler deletes.
+      if (previousRevision > 0) await this.#delete(objectKey(homeKey, previousRevision)).catch(() => {});
+      return { status: "saved", revision, files: manifest.files, bytes: manifest.bytes };
+    });
+  }
+
+  async materialize(request: MaterializeRequest): Promise<string> {
+    return this.#folders.withLock(request.homeKey, () => this.#refresh(request));
+  }
+
+  async #refresh(request: MaterializeRequest): Promise<string> {
+    const { homeKey, revision } = request;
+    const dir = this.#folders.homeDir(homeKey);
+    const meta = await this.#folders.readMetadata(homeKey);
+    if (meta?.state === "clean" && meta.revision === revision) {
+      await mkdir(dir, { recursive: true });
+      return dir;
+    }
+    if (revision === 0) {
+      // Never checkpointed: nothing to download. Whatever the folder holds is newer than any
+      // checkpoint (for Docker, the live home), so it is kept.
+      await mkdir(dir, { recursive: true });
+      return dir;
+    }
+    const dataKey = requireKey(request.dataKey, homeKey);
+    const key = objectKey(homeKey, revision);
+    let body: Readable;
+    try {
+      const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      body = object.Body as Readable;
+    } catch (error) {
+      if (isNotFound(error)) throw new HomeStoreError("CHECKPOINT_NOT_FOUND", `${key} is not in the bucket`);
+      throw new HomeStoreError("STORAGE_ERROR", `download of ${key} failed: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    const plain = createUnsealStream({ dataKey, storageId: homeKey, revision });
+    // The extraction attaches its own handlers a moment later; an early failure (a wrong
+    // header) must wait in `plain.errored` for it instead of escaping as an uncaught error.
+    plain.on("error", () => {});
+    body.on("error", (error) => plain.destroy(error));
+    body.pipe(plain);
+    await this.#folders.extractInto(homeKey, plain);
+    const manifest = await computeManifest(dir, isTransientBrowserFile);
+    await this.#folders.writeMetadata(metadata(homeKey, revision, manifest.digest, null));
+    return dir;
+  }
+
+  async openArchive(request: MaterializeRequest): Promise<Readable> {
+    const release = await this.#folders.acquire(request.homeKey);
+    try {
+      const dir = await this.#refresh(request);
+      const archive = packDirectory(dir, { exclude: isTransientBrowserFile });
+      archive.once("close", () => void release());
+      return archive;
+    } catch (error) {
+      await release();
+      throw error;
+    }
+  }
+
+  async listFiles(request: MaterializeRequest & { readonly path: string }): Promise<FileEntry[]> {
+    return listHomeFiles(await this.materialize(request), request.path);
+  }
+
+  async readFile(
+    request: MaterializeRequest & { readonly path: string; readonly maxBytes: number },
+  ): Promise<Buffer> {
+    return readHomeFile(await this.materialize(request), request.path, request.maxBytes);
+  }
+
+  async destroy(homeKey: string): Promise<void> {
+    await this.#folders.withLock(homeKey, async () => {
+      const keys: string[] = [];
+      for await (const object of this.#list(`homes/${homeKey}/`)) keys.push(object.key);
+      for (let i = 0; i < keys.length; i += 1000) {
+        await this.client.send(
+          new DeleteObjectsCommand({
+            Bucket: this.bucket,
+            Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true },
+          }),
+        );
+      }
+      await this.#folders.removeHome(homeKey);
+    });
+  }
+
+  listObjects(): AsyncIterable<StoredObject> {
+    return this.#list("homes/");
+  }
+
+  async deleteObject(homeKey: string, revision: number): Promise<void> {
+    await this.#delete(objectKey(homeKey, revision));
+  }
+
+  async *#list(prefix: string): AsyncIterable<StoredObject> {
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
+      );
+      for (const item of page.Contents ?? []) {
+        const match = /^homes\/([^/]+)\/(\d+)$/.exec(item.Key ?? "");
+        if (!match) continue;
+        yield {
+          homeKey: match[1] as string,
+          revision: Number(match[2]),
+          key: item.Key as string,
+          lastModified: item.LastModified,
+        };
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  async #delete(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  /** Streams the sealed object as stored (tests and diagnostics). */
+  async download(homeKey: string, revision: number, sink: NodeJS.WritableStream): Promise<void> {
+    const object = await this.client.send(
+      new GetObjectCommand({ Bucket: this.bucket, Key: objectKey(homeKey, revision) }),
+    );
+    await pipeline(object.Body as Readable, sink);
+  }
+}

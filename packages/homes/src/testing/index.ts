@@ -1,0 +1,1 @@
+export { putRawObject, startTestS3Server, type TestS3Server } from "./s3-server.ts";

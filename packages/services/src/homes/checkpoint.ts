@@ -1,0 +1,82 @@
+/**
+ * checkpointComputerHome (PER-2, PER-4, PER-7): saves the computer's workspace as the next
+ * revision. Docker homes are read in place; other providers export a tar stream. The row's
+ * `homeRevision` advances only through the store's `commit`, a conditional update on the
+ * revision this checkpoint started from. Deferral while other bots hold leases is the caller's
+ * decision (the job that calls this).
+ */
+import { computers } from "@rakazo/db";
+import { and, eq } from "drizzle-orm";
+import { viaProvider } from "../sandbox-errors.ts";
+import { type HomesContext, mountsHome } from "./context.ts";
+import type { CheckpointSource } from "./deps.ts";
+import { dataKeyForStore } from "./keys.ts";
+
+export interface CheckpointComputerHomeInput {
+  readonly computerId: string;
+  /** Why (run finished, stop, idle, update…); logged. */
+  readonly reason: string;
+  /**
+   * Makes browser profiles consistent before the export (PER-7), e.g. flush/close Chromium on
+   * each active desktop. Wired by the caller; not called when there is nothing to export.
+   */
+  readonly quiesce?: () => Promise<void>;
+  readonly force?: boolean;
+}
+
+export type CheckpointComputerHomeResult =
+  | {
+      readonly status: "saved" | "unchanged";
+      readonly revision: number;
+      readonly files: number;
+      readonly bytes: number;
+    }
+  | { readonly status: "skipped"; readonly revision: number; readonly why: "computer_gone" | "no_machine" };
+
+export async function checkpointComputerHome(
+  ctx: HomesContext,
+  input: CheckpointComputerHomeInput,
+): Promise<CheckpointComputerHomeResult> {
+  const started = performance.now();
+  const [computer] = await ctx.db.select().from(computers).where(eq(computers.id, input.computerId)).limit(1);
+  if (!computer || computer.state === "deleted" || computer.state === "deleting") {
+    return { status: "skipped", revision: computer?.homeRevision ?? 0, why: "computer_gone" };
+  }
+  const ownMachine = computer.providerKind === ctx.provider.kind ? computer.providerRef : null;
+  let source: CheckpointSource;
+  if (mountsHome(computer.providerKind)) {
+    await input.quiesce?.();
+    source = { kind: "local-dir" };
+  } else {
+    if (!ownMachine) return { status: "skipped", revision: computer.homeRevision, why: "no_machine" };
+    const sandbox = ctx.provider.sandbox(ownMachine);
+    await input.quiesce?.();
+    source = { kind: "archive", archive: await viaProvider(() => sandbox.files.exportWorkspace()) };
+  }
+  const previousRevision = computer.homeRevision;
+  const result = await ctx.homes.checkpoint({
+    homeKey: computer.homeKey,
+    dataKey: await dataKeyForStore(ctx, computer, { create: true }),
+    previousRevision,
+    source,
+    force: input.force ?? false,
+    commit: async (revision) => {
+      const moved = await ctx.db
+        .update(computers)
+        .set({ homeRevision: revision })
+        .where(and(eq(computers.id, computer.id), eq(computers.homeRevision, previousRevision)))
+        .returning({ id: computers.id });
+      return moved.length === 1;
+    },
+  });
+  ctx.log.info("computer.home_checkpoint", {
+    computerId: computer.id,
+    reason: input.reason,
+    status: result.status,
+    revision: result.revision,
+    files: result.files,
+    bytes: result.bytes,
+    ms: Math.round(performance.now() - started),
+  });
+  return result;
+}
