@@ -31,6 +31,7 @@ async function readmeWalkthrough(): Promise<string> {
 let launcher: ChildProcess;
 let dataDir: string;
 let api: string;
+let web: string;
 const output: string[] = [];
 
 beforeAll(async () => {
@@ -38,13 +39,16 @@ beforeAll(async () => {
   // The embedded Postgres runs as the `postgres` user when we are root: it must reach the dir.
   await chmod(dataDir, 0o755);
   const port = await freePort();
+  const webPort = await freePort();
   api = `http://127.0.0.1:${port}`;
+  web = `http://127.0.0.1:${webPort}`;
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? "",
     HOME: process.env.HOME ?? "/root",
     DATA_DIR: dataDir,
     API_PORT: String(port),
     EMBEDDED_POSTGRES_PORT: String(await freePort()),
+    WEB_PORT: String(webPort),
     // Docker may be running on this machine; the walkthrough is about the fake provider.
     RAKAZO_PROVIDER: "fake",
   };
@@ -53,11 +57,12 @@ beforeAll(async () => {
   launcher.stderr?.on("data", (d: Buffer) => output.push(d.toString()));
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const ok = await fetch(`${api}/health`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) break;
+    const up = (url: string) =>
+      fetch(url).then(
+        (r) => r.ok,
+        () => false,
+      );
+    if ((await up(`${api}/health`)) && (await up(`${web}/health`))) break;
     if (launcher.exitCode !== null || Date.now() > deadline) {
       throw new Error(`launcher did not come up:\n${output.join("")}`);
     }
@@ -88,6 +93,7 @@ describe("quickstart", () => {
     expect(records.find((r) => r.msg === "provider.selected")).toMatchObject({ provider: "fake" });
     expect(records.find((r) => r.msg === "api.listening")).toBeTruthy();
     expect(records.find((r) => r.msg === "worker.started")).toBeTruthy();
+    expect(records.find((r) => r.msg === "web.listening")).toBeTruthy();
   });
 
   it("the README walkthrough works as written", async () => {

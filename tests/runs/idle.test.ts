@@ -11,7 +11,7 @@ let tenant: Awaited<ReturnType<TestSystem["newTenant"]>>;
 
 beforeAll(async () => {
   system = await createTestSystem();
-  await system.startWorker({ idle: { idleTimeoutMs: 1_500, takeoverAwakeMs: 60_000, sweepIntervalMs: 300 } });
+  await system.startWorker({ idle: { idleTimeoutMs: 3_000, takeoverAwakeMs: 60_000, sweepIntervalMs: 300 } });
   tenant = await system.newTenant("ivy");
 });
 afterAll(() => system.close());
@@ -83,6 +83,18 @@ describe("idle shutdown", () => {
       "waiting_takeover",
     );
     expect(await state(busy)).toBe("running");
+  });
+
+  it("a computer that just came up is not idle, however long ago it was last used", async () => {
+    const id = await runningComputer(system, tenant);
+    await system.rpc("computer/stop", { computerId: id }, tenant.token);
+    await eventually(async () => ((await state(id)) === "stopped" ? true : undefined));
+    await system.ctx.db.update(computers).set({ lastActivityAt: sql`now() - interval '1 hour'` }).where(eq(computers.id, id));
+    await system.rpc("computer/start", { computerId: id }, tenant.token);
+    await eventually(async () => ((await state(id)) === "running" ? true : undefined));
+    // Several sweeps later it is still up.
+    await new Promise((done) => setTimeout(done, 1_200));
+    expect(await state(id)).toBe("running");
   });
 
   it("on a billing provider a waiting run does not keep the computer awake beyond the idle timer", async () => {

@@ -12,6 +12,7 @@ import { migrateDatabase } from "@rakazo/db";
 import { createLogger } from "@rakazo/log";
 import { dockerReady } from "./docker-probe.ts";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./embedded-postgres.ts";
+import { screenSecrets } from "./screen-secrets.ts";
 
 const env = parseRuntimeEnv(process.env);
 const log = createLogger({ level: env.LOG_LEVEL, base: { service: "launcher" } });
@@ -38,16 +39,22 @@ if (provider === "auto") {
   log.info("provider.selected", { provider, reason: "RAKAZO_PROVIDER" });
 }
 
+const secrets = await screenSecrets(env.DATA_DIR, {
+  serviceToken: env.SCREEN_SERVICE_TOKEN,
+  capabilityKeys: env.SCREEN_CAPABILITY_KEYS,
+});
 const childEnv = {
   ...process.env,
   DATABASE_URL: databaseUrl,
   RAKAZO_PROVIDER: provider,
+  SCREEN_SERVICE_TOKEN: secrets.serviceToken,
+  SCREEN_CAPABILITY_KEYS: secrets.capabilityKeys,
   DATA_DIR: env.DATA_DIR,
 };
 const children = new Map<string, ChildProcess>();
 let stopping = false;
 
-function startChild(name: "api" | "worker"): void {
+function startChild(name: "api" | "worker" | "web"): void {
   const entry = fileURLToPath(new URL(`../../${name}/src/main.ts`, import.meta.url));
   const child = spawn(process.execPath, [entry], { env: childEnv, stdio: "inherit" });
   children.set(name, child);
@@ -80,8 +87,10 @@ process.on("SIGTERM", () => void shutdown(0));
 
 startChild("api");
 startChild("worker");
+startChild("web");
 log.info("launcher.started", {
   api: `http://${env.API_HOST}:${env.API_PORT}`,
+  web: env.WEB_PUBLIC_URL ?? `http://${env.WEB_HOST}:${env.WEB_PORT}`,
   provider,
   dataDir: env.DATA_DIR,
 });

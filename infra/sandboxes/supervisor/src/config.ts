@@ -2,7 +2,8 @@
  * Daemon configuration from argv and environment, read once by `main.ts` and `cli.ts`.
  * Flags win over environment: `--run-dir` / RAKAZO_RUN_DIR, `--socket`, `--workspace` /
  * RAKAZO_WORKSPACE, `--screen-limit` / SANDBOX_TEAM_SCREEN_LIMIT, `--display-base`,
- * `--debug-port-base`, `--log-dir`.
+ * `--debug-port-base`, `--log-dir`, `--gateway-listen` / RAKAZO_GATEWAY_LISTEN (`unix:<path>` or
+ * `tcp:<host>:<port>`; default `unix:<runDir>/gateway.sock`, `off` disables the screen gateway).
  */
 import os from "node:os";
 import path from "node:path";
@@ -17,6 +18,8 @@ export interface SupervisorConfig {
   readonly displayBase: number;
   readonly debugPortBase: number;
   readonly logDir: string;
+  /** Where the screen gateway listens (SCR-1); "off" runs none. */
+  readonly gatewayListen: string;
 }
 
 export const DEFAULT_RUN_DIR = "/run/rakazo";
@@ -57,6 +60,8 @@ export function resolveConfig(flags: ReadonlyMap<string, string>, env: NodeJS.Pr
     displayBase: integer(flags.get("display-base"), DEFAULT_LAYOUT.displayBase),
     debugPortBase: integer(flags.get("debug-port-base"), DEFAULT_LAYOUT.debugPortBase),
     logDir: flags.get("log-dir") ?? path.join(os.tmpdir(), "rakazo-supervisor-logs"),
+    gatewayListen:
+      flags.get("gateway-listen") ?? env.RAKAZO_GATEWAY_LISTEN ?? `unix:${path.join(runDir, "gateway.sock")}`,
   };
 }
 
@@ -70,5 +75,6 @@ export function configFlags(config: SupervisorConfig): string[] {
     `--display-base=${config.displayBase}`,
     `--debug-port-base=${config.debugPortBase}`,
     `--log-dir=${config.logDir}`,
+    `--gateway-listen=${config.gatewayListen}`,
   ];
 }

@@ -15,6 +15,7 @@ import {
 import path from "node:path";
 import { parseFlags, resolveConfig, type SupervisorConfig } from "./config.ts";
 import { processLauncher } from "./desktop-stack.ts";
+import { parseGatewayListen, ScreenGateway } from "./screen-gateway.ts";
 import { createRpcServer } from "./server.ts";
 import { Supervisor } from "./supervisor.ts";
 
@@ -51,13 +52,25 @@ async function serve(config: SupervisorConfig): Promise<void> {
     console.error(`supervisor: another instance holds ${lock}`);
     return;
   }
+  let gateway: ScreenGateway | undefined;
   const supervisor = new Supervisor({
     launcher: processLauncher({ logDir: config.logDir }),
     workspace: config.workspace,
     layout: { runDir: config.runDir, displayBase: config.displayBase, debugPortBase: config.debugPortBase },
     screenLimit: config.screenLimit,
+    onSlotClosing: (index, generation) => gateway?.closeSlot(index, generation),
   });
-  const server = createRpcServer(supervisor);
+  if (config.gatewayListen !== "off") {
+    gateway = new ScreenGateway({
+      listen: parseGatewayListen(config.gatewayListen),
+      stateDir: config.runDir,
+      slotAt: (index) => supervisor.slotAt(index),
+      // Events only: tickets, keys and socket paths are never logged.
+      log: (event) => console.error(JSON.stringify({ time: new Date().toISOString(), ...event })),
+    });
+    await gateway.start();
+  }
+  const server = createRpcServer(supervisor, gateway);
   if (existsSync(config.socket)) rmSync(config.socket);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -71,6 +84,7 @@ async function serve(config: SupervisorConfig): Promise<void> {
     if (stopping) return;
     stopping = true;
     server.close();
+    await gateway?.close().catch(() => undefined);
     await supervisor.shutdown().catch((error: Error) => console.error(`supervisor: ${error.message}`));
     rmSync(config.socket, { force: true });
     rmSync(lock, { force: true });

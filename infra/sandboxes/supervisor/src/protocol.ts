@@ -11,6 +11,10 @@ export const SUPERVISOR_METHODS = [
   "desktop.release",
   "desktop.list",
   "desktop.setControlled",
+  "screens.configure",
+  "screens.revoke",
+  "screens.check",
+  "screens.connections",
 ] as const;
 export type SupervisorMethod = (typeof SUPERVISOR_METHODS)[number];
 

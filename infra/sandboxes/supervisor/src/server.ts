@@ -4,6 +4,7 @@
  */
 import http from "node:http";
 import type { SupervisorAnswer, SupervisorMethod } from "./protocol.ts";
+import type { GatewayKeys, RevocationRule, ScreenGateway } from "./screen-gateway.ts";
 import { type Supervisor, SupervisorError } from "./supervisor.ts";
 
 const MAX_BODY = 1024 * 1024;
@@ -16,7 +17,47 @@ function str(params: Params, key: string): string {
   return value;
 }
 
-export function dispatch(supervisor: Supervisor, method: string, params: Params): Promise<unknown> | unknown {
+function gatewayOf(gateway: ScreenGateway | undefined): ScreenGateway {
+  if (!gateway) throw new SupervisorError("DESKTOP_UNAVAILABLE", "this supervisor runs no screen gateway");
+  return gateway;
+}
+
+function revocationRules(value: unknown): RevocationRule[] {
+  if (!Array.isArray(value) || value.length === 0 || value.length > 1000) {
+    throw new SupervisorError("INVALID_ACTION", "rules must be a non-empty array (at most 1000)");
+  }
+  return value.map((raw) => {
+    const rule = (raw ?? {}) as Record<string, unknown>;
+    const optional = (key: string, type: "string" | "number") => {
+      const v = rule[key];
+      if (v === undefined) return undefined;
+      if (typeof v !== type) throw new SupervisorError("INVALID_ACTION", `rule.${key} must be a ${type}`);
+      return v as never;
+    };
+    const parsed: RevocationRule = {
+      id: optional("id", "string"),
+      botId: optional("botId", "string"),
+      policy: optional("policy", "string"),
+      subject: optional("subject", "string"),
+      issuedAtOrBefore: optional("issuedAtOrBefore", "number"),
+      expiresAt: optional("expiresAt", "number") ?? 0,
+    };
+    if (parsed.id === undefined && parsed.issuedAtOrBefore === undefined) {
+      throw new SupervisorError("INVALID_ACTION", "a rule needs id or issuedAtOrBefore");
+    }
+    if (parsed.policy !== undefined && parsed.policy !== "view" && parsed.policy !== "control") {
+      throw new SupervisorError("INVALID_ACTION", "rule.policy must be view or control");
+    }
+    return Object.fromEntries(Object.entries(parsed).filter(([, v]) => v !== undefined)) as RevocationRule;
+  });
+}
+
+export function dispatch(
+  supervisor: Supervisor,
+  method: string,
+  params: Params,
+  gateway?: ScreenGateway,
+): Promise<unknown> | unknown {
   switch (method as SupervisorMethod) {
     case "health":
       return supervisor.health();
@@ -33,6 +74,31 @@ export function dispatch(supervisor: Supervisor, method: string, params: Params)
         throw new SupervisorError("INVALID_ACTION", "controlled must be a boolean");
       }
       return supervisor.setControlled(str(params, "botId"), params.controlled);
+    case "screens.configure":
+      try {
+        return gatewayOf(gateway).configure(params as unknown as GatewayKeys);
+      } catch (error) {
+        if (error instanceof SupervisorError) throw error;
+        throw new SupervisorError("INVALID_ACTION", (error as Error).message);
+      }
+    case "screens.revoke":
+      return gatewayOf(gateway).revoke(revocationRules(params.rules));
+    case "screens.check": {
+      // Answers whether the ticket would be served now, and why not (the API's authority asks).
+      const verdict = gatewayOf(gateway).verify(
+        typeof params.ticket === "string" ? params.ticket : undefined,
+      );
+      return verdict.ok
+        ? {
+            ok: true,
+            policy: verdict.claims.policy,
+            slot: verdict.claims.slot,
+            generation: verdict.claims.generation,
+          }
+        : { ok: false, reason: verdict.reason };
+    }
+    case "screens.connections":
+      return gatewayOf(gateway).connections();
     default:
       throw new SupervisorError("SANDBOX_PROVIDER_ERROR", `unknown method ${JSON.stringify(method)}`);
   }
@@ -47,7 +113,7 @@ export function toAnswer(error: unknown): SupervisorAnswer {
   };
 }
 
-export function createRpcServer(supervisor: Supervisor): http.Server {
+export function createRpcServer(supervisor: Supervisor, gateway?: ScreenGateway): http.Server {
   return http.createServer((request, response) => {
     const reply = (status: number, answer: SupervisorAnswer): void => {
       const body = JSON.stringify(answer);
@@ -76,7 +142,7 @@ export function createRpcServer(supervisor: Supervisor): http.Server {
         if (typeof params !== "object" || params === null || Array.isArray(params)) {
           throw new SupervisorError("INVALID_ACTION", "params must be a JSON object");
         }
-        const result = await dispatch(supervisor, match[1] as string, params as Params);
+        const result = await dispatch(supervisor, match[1] as string, params as Params, gateway);
         reply(200, { ok: true, result });
       } catch (error) {
         reply(

@@ -44,6 +44,8 @@ export interface SupervisorOptions {
   /** 0 = no cap (CMP-5). */
   readonly screenLimit: number;
   readonly now?: () => number;
+  /** Called before a slot generation is torn down: the screen gateway closes its viewers (SCR-3). */
+  readonly onSlotClosing?: (index: number, generation: number) => void;
 }
 
 export class Supervisor {
@@ -71,6 +73,21 @@ export class Supervisor {
       pid: process.pid,
       active: activeCount(this.#views()),
       limit: this.#options.screenLimit,
+    };
+  }
+
+  /** The current occupant of a slot, for the screen gateway (SCR-2). */
+  slotAt(
+    index: number,
+  ): { index: number; generation: number; botId: string; state: SlotState; vncSocket: string } | undefined {
+    const slot = this.#slots[index];
+    if (!slot || slot.botId === null || slot.state === "free") return undefined;
+    return {
+      index: slot.index,
+      generation: slot.generation,
+      botId: slot.botId,
+      state: slot.state,
+      vncSocket: this.#plan(slot, slot.botId).vncSocket,
     };
   }
 
@@ -284,6 +301,11 @@ export class Supervisor {
 
   async #teardown(slot: Slot): Promise<void> {
     slot.state = "stopping";
+    try {
+      this.#options.onSlotClosing?.(slot.index, slot.generation);
+    } catch (error) {
+      console.error(`supervisor: closing viewers of slot ${slot.index}: ${(error as Error).message}`);
+    }
     try {
       await slot.stack?.teardown();
       this.#markFree(slot);

@@ -6,7 +6,7 @@
 import { computers } from "@rakazo/db";
 import type { JobContext, JobHandlers } from "@rakazo/jobs";
 import { isSandboxError } from "@rakazo/sandbox";
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../context.ts";
 import { checkpointUnlessInUse } from "../homes/after-runs.ts";
 import { checkpointComputerHome } from "../homes/checkpoint.ts";
@@ -89,7 +89,14 @@ export async function runProvisionJob(
     }
     const [updated] = await ctx.db
       .update(computers)
-      .set({ providerKind: ctx.provider.kind, providerRef: result.ref, state: "running", lastError: null })
+      // Coming up is activity: the idle timer starts now, not at the last use before a stop.
+      .set({
+        providerKind: ctx.provider.kind,
+        providerRef: result.ref,
+        state: "running",
+        lastError: null,
+        lastActivityAt: sql`now()`,
+      })
       .where(and(eq(computers.id, computer.id), eq(computers.state, "provisioning")))
       .returning({ id: computers.id });
     if (!updated) {
@@ -203,7 +210,8 @@ async function quiesceDesktops(ctx: ServiceContext, ref: string): Promise<void> 
   }
 }
 
-export function computerJobHandlers(ctx: ServiceContext): JobHandlers {
+/** Every lifecycle job; agent runs are hosted by the worker app itself (it owns the agent framework). */
+export function computerJobHandlers(ctx: ServiceContext): Omit<JobHandlers, "agent.run"> {
   return {
     "computer.checkpoint": (payload, context) => runCheckpointJob(ctx, payload, context),
     "computer.provision": (payload, context) => runProvisionJob(ctx, payload, context),

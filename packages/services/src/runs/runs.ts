@@ -190,7 +190,6 @@ export async function tearDownBotScreen(
   if (computer.state !== "running" || !computer.providerRef || computer.providerKind !== ctx.provider.kind)
     return;
   const desktop = ctx.provider.sandbox(computer.providerRef).desktop;
-  console.error("TEARDOWN", botId, !!desktop);
   if (!desktop) return;
   try {
     await desktop.release(botId);

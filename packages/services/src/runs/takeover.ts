@@ -9,6 +9,7 @@ import { type ComputerRow, requireComputer } from "../computers/access.ts";
 import { requireBotOnComputer, touchComputer } from "../computers/activity.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
+import { controlSelector, revokeScreenCapabilities } from "../screens/revoke.ts";
 import {
   acquireControlLease,
   type Lease,
@@ -17,7 +18,6 @@ import {
   revokeExecutionLease,
 } from "./leases.ts";
 import { activeRunOf, finishRun, type RunView } from "./runs.ts";
-import { controlSelector, revokeScreenCapabilities } from "../screens/revoke.ts";
 
 export const STOP_THE_BOT_FIRST = "Stop the bot first";
 

@@ -17,6 +17,7 @@ import type {
   Sandbox,
   SandboxDesktop,
   SandboxProvider,
+  SandboxScreens,
   SandboxStatus,
 } from "../../provider.ts";
 import {
@@ -65,6 +66,8 @@ export interface DockerProviderOptions {
    * `capabilities.desktop: false` and sandboxes have no `desktop`.
    */
   readonly desktop?: (context: DockerDesktopContext) => SandboxDesktop;
+  /** Wires the computer's screen gateway (SCR-1), e.g. `createSupervisedScreens` over `<run dir>/gateway.sock`. */
+  readonly screens?: (context: DockerDesktopContext) => SandboxScreens;
   readonly log?: (event: Record<string, unknown>) => void;
 }
 
@@ -266,6 +269,20 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
         exec,
         files: createWorkspaceFiles(docker, ref),
       };
+      const context: DockerDesktopContext = {
+        ref,
+        exec,
+        hostRuntimeDir: async () => {
+          const info = await inspect(ref);
+          if (!info) throw new SandboxError("SANDBOX_GONE", `container ${ref} does not exist`);
+          const mount = info.Mounts.find((m) => m.Destination === RUNTIME_DIR && m.Type === "bind");
+          if (!mount) {
+            throw new SandboxError("SANDBOX_PROVIDER_ERROR", `container ${ref} has no ${RUNTIME_DIR} mount`);
+          }
+          return mount.Source;
+        },
+      };
+      if (options.screens) handle.screens = options.screens(context);
       if (options.desktop) {
         handle.desktop = options.desktop({
           ref,

@@ -8,6 +8,7 @@ import Docker from "dockerode";
 import type { SandboxProvider } from "../../provider.ts";
 import type { DockerProviderConfig } from "../../registry.ts";
 import { createSupervisedDesktop } from "../../supervised-desktop.ts";
+import { createSupervisedScreens } from "../../supervised-screens.ts";
 import {
   SUPERVISOR_CLI_COMMAND,
   type SupervisorTransport,
@@ -41,5 +42,11 @@ export function createSupervisedDockerProvider(config: DockerProviderConfig): Sa
     ...(config.pidsLimit !== undefined ? { pidsLimit: config.pidsLimit } : {}),
     environment: { SANDBOX_TEAM_SCREEN_LIMIT: String(config.screenLimit ?? 0) },
     desktop: (context) => createSupervisedDesktop(supervisorTransport(context)),
+    // One gateway per computer, on a Unix socket in the bind-mounted run dir (SCR-1).
+    screens: (context) =>
+      createSupervisedScreens(supervisorTransport(context), async () => ({
+        transport: "unix",
+        socketPath: join(await context.hostRuntimeDir(), "gateway.sock"),
+      })),
   });
 }

@@ -1,0 +1,111 @@
+/**
+ * The web service's HTTP half (SCR-4..SCR-7): the noVNC page per capability (after the
+ * authority and the gateway said yes), the embed page, and the bundled viewer script. Every
+ * response carries `Cache-Control: no-transform`; the access log has the route, never the path.
+ */
+import type { Logger } from "@rakazo/log";
+import { Hono } from "hono";
+import type { ScreenAuthority } from "./authority.ts";
+import { embedPage, refusalPage, screenPage } from "./pages.ts";
+import { newConnectionId } from "./proxy.ts";
+import { injectReporter } from "./reporter.ts";
+import { gatewayStatus } from "./upstream.ts";
+
+const CAPABILITY = /^rs1\.[A-Za-z0-9_-]{1,32}\.[A-Za-z0-9_-]{20,2000}$/;
+
+export interface WebAppOptions {
+  readonly authority: ScreenAuthority;
+  readonly log: Logger;
+  /** The bundled noVNC page script. */
+  readonly screenScript: string;
+}
+
+export function createWebApp(options: WebAppOptions): Hono {
+  const { authority, log } = options;
+  const app = new Hono();
+
+  app.use("*", async (c, next) => {
+    const started = performance.now();
+    await next();
+    const cache = c.res.headers.get("cache-control");
+    c.res.headers.set("cache-control", cache ? `${cache}, no-transform` : "no-store, no-transform");
+    c.res.headers.set("referrer-policy", "no-referrer");
+    c.res.headers.set("x-content-type-options", "nosniff");
+    // The route pattern only: paths hold capabilities.
+    log.info("http.request", {
+      method: c.req.method,
+      route: c.req.routePath,
+      status: c.res.status,
+      durationMs: Math.round(performance.now() - started),
+    });
+  });
+
+  app.get("/health", (c) => c.json({ status: "ok" }));
+
+  app.get("/assets/screen.js", (c) => {
+    c.header("content-type", "text/javascript; charset=utf-8");
+    c.header("cache-control", "public, max-age=300");
+    return c.body(options.screenScript);
+  });
+
+  app.get("/embed/:capability{.+}", (c) => {
+    c.header(
+      "content-security-policy",
+      "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-src 'self'",
+    );
+    return c.html(embedPage());
+  });
+
+  app.get("/screens/:capability/", async (c) => {
+    const id = newConnectionId();
+    const capability = c.req.param("capability");
+    if (!CAPABILITY.test(capability)) {
+      log.warn("screen.proxy.target_rejected", {
+        "screen.connection_id": id,
+        "screen.policy": null,
+        "screen.reason": "invalid_path",
+        "screen.transport": "http",
+      });
+      return c.html(refusalPage(), 404);
+    }
+    const authorization = await authority.authorize(capability);
+    if (!authorization.ok) {
+      log.warn("screen.proxy.target_rejected", {
+        "screen.connection_id": id,
+        "screen.policy": null,
+        "screen.reason": authorization.reason,
+        "screen.authority_reason": authorization.detail ?? null,
+        "screen.transport": "http",
+      });
+      return c.html(refusalPage(), authorization.reason === "authority_rejected" ? 403 : 502);
+    }
+    const base = { "screen.connection_id": id, "screen.policy": authorization.policy };
+    let status: number;
+    try {
+      status = await gatewayStatus(authorization.target, authorization.ticket);
+    } catch (error) {
+      log.warn("screen.proxy.http_failed", {
+        ...base,
+        "screen.error": (error as NodeJS.ErrnoException).code ?? "error",
+      });
+      return c.html(refusalPage(), 502);
+    }
+    log.info("screen.proxy.http_upstream_response", { ...base, "screen.status": status });
+    if (status !== 200)
+      return c.html(refusalPage(), status === 410 ? 410 : status === 401 || status === 403 ? 403 : 502);
+    return c.html(injectReporter(screenPage(authorization.policy)));
+  });
+
+  app.get("/screens/*", (c) => {
+    log.warn("screen.proxy.target_rejected", {
+      "screen.connection_id": newConnectionId(),
+      "screen.policy": null,
+      "screen.reason": "invalid_path",
+      "screen.transport": "http",
+    });
+    return c.html(refusalPage(), 404);
+  });
+
+  app.notFound((c) => c.text("not found", 404));
+  return app;
+}

@@ -1,0 +1,33 @@
+/**
+ * The web service process: noVNC pages and the screen proxy (SCR-4..SCR-7). Configuration from
+ * the environment, parsed once here; see `.env.example`.
+ */
+import { parseRuntimeEnv } from "@rakazo/config";
+import { createLogger } from "@rakazo/log";
+import { createAuthorityClient } from "./authority.ts";
+import { startWebServer } from "./server.ts";
+
+const env = parseRuntimeEnv(process.env);
+const log = createLogger({ level: env.LOG_LEVEL, base: { service: "web" } });
+if (!env.SCREEN_SERVICE_TOKEN) throw new Error("SCREEN_SERVICE_TOKEN is not set (the launcher sets it)");
+const web = await startWebServer({
+  authority: createAuthorityClient({
+    apiUrl: env.API_INTERNAL_URL ?? `http://${env.API_HOST}:${env.API_PORT}`,
+    serviceToken: env.SCREEN_SERVICE_TOKEN,
+  }),
+  log,
+  host: env.WEB_HOST,
+  port: env.WEB_PORT,
+});
+log.info("web.listening", { url: web.url });
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info("web.stopping", { signal });
+  await web.close();
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

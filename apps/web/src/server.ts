@@ -1,0 +1,40 @@
+/** Starts the web service: Hono over @hono/node-server, plus the websocket screen proxy. */
+
+import type http from "node:http";
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import type { Logger } from "@rakazo/log";
+import { createWebApp } from "./app.ts";
+import type { ScreenAuthority } from "./authority.ts";
+import { bundleScreenClient } from "./bundle.ts";
+import { attachScreenProxy } from "./proxy.ts";
+
+export interface WebServer {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export async function startWebServer(options: {
+  readonly authority: ScreenAuthority;
+  readonly log: Logger;
+  readonly host: string;
+  readonly port: number;
+}): Promise<WebServer> {
+  const screenScript = await bundleScreenClient();
+  const app = createWebApp({ authority: options.authority, log: options.log, screenScript });
+  const server = await new Promise<http.Server>((resolve) => {
+    const s = serve({ fetch: app.fetch, hostname: options.host, port: options.port }, () =>
+      resolve(s as http.Server),
+    );
+  });
+  const detach = attachScreenProxy(server, options.authority, options.log);
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${options.host}:${port}`,
+    async close() {
+      detach();
+      server.closeAllConnections?.();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

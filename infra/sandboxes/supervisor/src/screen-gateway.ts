@@ -1,0 +1,512 @@
+/**
+ * `ScreenGateway`: the one listener per computer that serves every desktop on it (SCR-1).
+ *
+ * - A request carries a gateway ticket (a capability sealed with this computer's gateway key,
+ *   see capability-codec.ts) in the `x-rakazo-screen-ticket` header, never in the URL. It is
+ *   verified here without any database: seal, expiry, computer, revocation list, and the slot's
+ *   current generation (SCR-2: a recycled slot never accepts an old ticket).
+ * - `GET /v1/screen` answers whether the ticket would be served; an upgrade on `/v1/rfb` opens
+ *   a websocket bridged to exactly `vnc/slot<index>-g<generation>.sock`.
+ * - View tickets go through `RfbViewFilter` (input dropped in the gateway); control tickets are
+ *   passed through untouched.
+ * - `revoke` closes matching live connections at once (close code 4001); `closeSlot` closes a
+ *   slot's connections before teardown (4002, SCR-3).
+ * Keys and revocations are persisted in the run dir (0600) so a restarted daemon keeps them.
+ */
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import path from "node:path";
+import type { Duplex } from "node:stream";
+import { isKeyId, openCapability, type ScreenClaims, type ScreenPolicy } from "./capability-codec.ts";
+import { RfbViewFilter } from "./rfb-filter.ts";
+import {
+  acceptValue,
+  ClientFrameParser,
+  closeFrame,
+  frameHeader,
+  OPCODE,
+  validWebSocketKey,
+} from "./ws-frame.ts";
+
+export const TICKET_HEADER = "x-rakazo-screen-ticket";
+export const CLOSE_REVOKED = 4001;
+export const CLOSE_SLOT_CLOSED = 4002;
+export const CLOSE_POLICY = 1008;
+
+export type GatewayListen = { readonly path: string } | { readonly host: string; readonly port: number };
+
+/** Parses `unix:<path>` / `tcp:<host>:<port>` (or a bare path). */
+export function parseGatewayListen(value: string): GatewayListen {
+  if (value.startsWith("tcp:")) {
+    const rest = value.slice(4);
+    const colon = rest.lastIndexOf(":");
+    const port = Number(rest.slice(colon + 1));
+    if (colon <= 0 || !Number.isInteger(port) || port < 0 || port > 65_535) {
+      throw new Error(`invalid gateway listen address ${JSON.stringify(value)}`);
+    }
+    return { host: rest.slice(0, colon), port };
+  }
+  return { path: value.startsWith("unix:") ? value.slice(5) : value };
+}
+
+export interface GatewaySlot {
+  readonly index: number;
+  readonly generation: number;
+  readonly botId: string;
+  readonly state: string;
+  readonly vncSocket: string;
+}
+
+export type RejectReason =
+  | "missing_ticket"
+  | "not_configured"
+  | "malformed"
+  | "unknown_key"
+  | "forged"
+  | "expired"
+  | "wrong_computer"
+  | "revoked"
+  | "slot_gone"
+  | "bad_request"
+  | "upstream_unavailable";
+
+/** Matches claims when every field it sets matches; `expiresAt` is when it may be forgotten. */
+export interface RevocationRule {
+  readonly id?: string;
+  readonly botId?: string;
+  readonly policy?: ScreenPolicy;
+  readonly subject?: string;
+  /** Matches capabilities issued at or before this time (ms). */
+  readonly issuedAtOrBefore?: number;
+  readonly expiresAt: number;
+}
+
+export interface GatewayKeys {
+  readonly computerId: string;
+  /** Gateway keys of this computer (already derived by the host), base64, newest first. */
+  readonly keys: readonly { readonly kid: string; readonly key: string }[];
+}
+
+export interface ConnectionInfo {
+  readonly connectionId: string;
+  readonly capabilityId: string;
+  readonly botId: string;
+  readonly slot: number;
+  readonly generation: number;
+  readonly policy: ScreenPolicy;
+  readonly startedAt: number;
+  readonly droppedInput: number;
+}
+
+export interface ScreenGatewayOptions {
+  readonly listen: GatewayListen;
+  /** Directory for `gateway.key` and `gateway-revocations.json`. */
+  readonly stateDir: string;
+  readonly slotAt: (index: number) => GatewaySlot | undefined;
+  readonly log?: (event: Record<string, unknown>) => void;
+  readonly now?: () => number;
+}
+
+interface Connection {
+  readonly info: { -readonly [K in keyof ConnectionInfo]: ConnectionInfo[K] };
+  readonly claims: ScreenClaims;
+  readonly client: Duplex;
+  readonly upstream: net.Socket;
+  closed: boolean;
+}
+
+const MAX_RULES = 10_000;
+
+export function ruleMatches(rule: RevocationRule, claims: ScreenClaims): boolean {
+  if (rule.id === undefined && rule.issuedAtOrBefore === undefined) return false;
+  return (
+    (rule.id === undefined || rule.id === claims.id) &&
+    (rule.botId === undefined || rule.botId === claims.botId) &&
+    (rule.policy === undefined || rule.policy === claims.policy) &&
+    (rule.subject === undefined || rule.subject === claims.subject) &&
+    (rule.issuedAtOrBefore === undefined || claims.issuedAt <= rule.issuedAtOrBefore)
+  );
+}
+
+function sameText(a: string, b: string): boolean {
+  const ba = Buffer.from(a);
+  const bb = Buffer.from(b);
+  return ba.length === bb.length && timingSafeEqual(ba, bb);
+}
+
+export class ScreenGateway {
+  readonly #options: ScreenGatewayOptions;
+  readonly #now: () => number;
+  readonly #log: (event: Record<string, unknown>) => void;
+  readonly #server: http.Server;
+  readonly #connections = new Set<Connection>();
+  #computerId: string | undefined;
+  #keys = new Map<string, Buffer>();
+  #rules: RevocationRule[] = [];
+
+  constructor(options: ScreenGatewayOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    this.#log = options.log ?? (() => {});
+    this.#loadState();
+    this.#server = http.createServer((request, response) => this.#onRequest(request, response));
+    this.#server.on("upgrade", (request, socket) => this.#onUpgrade(request, socket));
+    this.#server.requestTimeout = 10_000;
+    this.#server.headersTimeout = 10_000;
+  }
+
+  get #keyFile(): string {
+    return path.join(this.#options.stateDir, "gateway.key");
+  }
+  get #rulesFile(): string {
+    return path.join(this.#options.stateDir, "gateway-revocations.json");
+  }
+
+  async start(): Promise<void> {
+    const listen = this.#options.listen;
+    if ("path" in listen) {
+      mkdirSync(path.dirname(listen.path), { recursive: true });
+      rmSync(listen.path, { force: true });
+    }
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once("error", reject);
+      if ("path" in listen) this.#server.listen(listen.path, resolve);
+      else this.#server.listen(listen.port, listen.host, resolve);
+    });
+    if ("path" in listen) chmodSync(listen.path, 0o660);
+  }
+
+  /** The bound TCP port (tests listen on port 0). */
+  get port(): number | undefined {
+    const address = this.#server.address();
+    return typeof address === "object" && address ? address.port : undefined;
+  }
+
+  async close(): Promise<void> {
+    for (const connection of this.#connections) this.#end(connection, 1001, "gateway stopping");
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    if ("path" in this.#options.listen) rmSync(this.#options.listen.path, { force: true });
+  }
+
+  /** Sets this computer's id and gateway keys (supervisor RPC `screens.configure`). */
+  configure(config: GatewayKeys): { configured: true; kids: string[] } {
+    const keys = parseKeys(config);
+    this.#computerId = config.computerId;
+    this.#keys = keys;
+    mkdirSync(this.#options.stateDir, { recursive: true });
+    writePrivate(this.#keyFile, JSON.stringify(config));
+    return { configured: true, kids: [...keys.keys()] };
+  }
+
+  /** Adds revocation rules and closes every live connection they match (`screens.revoke`). */
+  revoke(rules: readonly RevocationRule[]): { closed: number } {
+    const now = this.#now();
+    this.#rules = [...this.#rules.filter((rule) => rule.expiresAt > now), ...rules].slice(-MAX_RULES);
+    writePrivate(this.#rulesFile, JSON.stringify(this.#rules));
+    let closed = 0;
+    for (const connection of [...this.#connections]) {
+      if (rules.some((rule) => ruleMatches(rule, connection.claims))) {
+        this.#log({ event: "gateway.connection.revoked", connectionId: connection.info.connectionId });
+        this.#end(connection, CLOSE_REVOKED, "revoked");
+        closed += 1;
+      }
+    }
+    return { closed };
+  }
+
+  /** Whether a ticket's claims are revoked (`screens.check`, used by the API's authority). */
+  isRevoked(claims: ScreenClaims): boolean {
+    return this.#rules.some((rule) => ruleMatches(rule, claims));
+  }
+
+  /** Closes the connections of one slot generation before it is torn down (SCR-3). */
+  closeSlot(index: number, generation: number): number {
+    let closed = 0;
+    for (const connection of [...this.#connections]) {
+      if (connection.claims.slot === index && connection.claims.generation === generation) {
+        this.#end(connection, CLOSE_SLOT_CLOSED, "slot closed");
+        closed += 1;
+      }
+    }
+    return closed;
+  }
+
+  connections(): ConnectionInfo[] {
+    return [...this.#connections].map((connection) => ({ ...connection.info }));
+  }
+
+  /** Verifies a ticket; the slot it may reach on success. */
+  verify(
+    ticket: string | undefined,
+  ): { ok: true; claims: ScreenClaims; slot: GatewaySlot } | { ok: false; reason: RejectReason } {
+    if (!ticket) return { ok: false, reason: "missing_ticket" };
+    if (!this.#computerId || this.#keys.size === 0) return { ok: false, reason: "not_configured" };
+    const opened = openCapability(ticket, "gateway", (kid) => this.#keys.get(kid), this.#now());
+    if (!opened.ok) return { ok: false, reason: opened.reason };
+    const { claims } = opened;
+    if (!sameText(claims.computerId, this.#computerId)) return { ok: false, reason: "wrong_computer" };
+    if (this.isRevoked(claims)) return { ok: false, reason: "revoked" };
+    const slot = this.#options.slotAt(claims.slot);
+    if (
+      !slot ||
+      slot.generation !== claims.generation ||
+      slot.botId !== claims.botId ||
+      slot.state !== "running" ||
+      !existsSync(slot.vncSocket)
+    ) {
+      return { ok: false, reason: "slot_gone" };
+    }
+    return { ok: true, claims, slot };
+  }
+
+  // ------------------------------------------------------------------ transport
+
+  #onRequest(request: http.IncomingMessage, response: http.ServerResponse): void {
+    const reply = (status: number, body: Record<string, unknown>): void => {
+      const text = JSON.stringify(body);
+      response.writeHead(status, {
+        "content-type": "application/json",
+        "cache-control": "no-store, no-transform",
+        "content-length": Buffer.byteLength(text),
+      });
+      response.end(text);
+    };
+    if (request.method !== "GET" || request.url !== "/v1/screen") {
+      reply(404, { ok: false, reason: "bad_request" });
+      return;
+    }
+    const verdict = this.verify(headerValue(request, TICKET_HEADER));
+    if (!verdict.ok) {
+      this.#log({ event: "gateway.rejected", reason: verdict.reason, transport: "http" });
+      reply(statusFor(verdict.reason), { ok: false, reason: verdict.reason });
+      return;
+    }
+    reply(200, {
+      ok: true,
+      policy: verdict.claims.policy,
+      slot: { index: verdict.slot.index, generation: verdict.slot.generation },
+    });
+  }
+
+  #onUpgrade(request: http.IncomingMessage, socket: Duplex): void {
+    socket.on("error", () => undefined);
+    const refuse = (reason: RejectReason): void => {
+      this.#log({ event: "gateway.rejected", reason, transport: "websocket" });
+      const status = statusFor(reason);
+      const body = JSON.stringify({ ok: false, reason });
+      socket.end(
+        `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? "Error"}\r\n` +
+          `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+          `connection: close\r\n\r\n${body}`,
+      );
+    };
+    const key = headerValue(request, "sec-websocket-key");
+    if (
+      request.method !== "GET" ||
+      request.url !== "/v1/rfb" ||
+      (headerValue(request, "upgrade") ?? "").toLowerCase() !== "websocket" ||
+      headerValue(request, "sec-websocket-version") !== "13" ||
+      !validWebSocketKey(key)
+    ) {
+      refuse("bad_request");
+      return;
+    }
+    const verdict = this.verify(headerValue(request, TICKET_HEADER));
+    if (!verdict.ok) {
+      refuse(verdict.reason);
+      return;
+    }
+    const { claims, slot } = verdict;
+    // Connect upstream before answering 101, so a dead desktop is an HTTP error, not a
+    // websocket that closes at once.
+    const upstream = net.connect(slot.vncSocket);
+    let connected = false;
+    upstream.once("error", () => {
+      if (!connected) refuse("upstream_unavailable");
+    });
+    upstream.once("connect", () => {
+      connected = true;
+      const now = this.#options.slotAt(claims.slot);
+      if (socket.destroyed || now?.generation !== claims.generation || this.isRevoked(claims)) {
+        // Revoked or torn down while connecting.
+        upstream.destroy();
+        if (!socket.destroyed) refuse(now?.generation !== claims.generation ? "slot_gone" : "revoked");
+        return;
+      }
+      socket.write(
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+          `Sec-WebSocket-Accept: ${acceptValue(key)}\r\n\r\n`,
+      );
+      this.#bridge(claims, socket, upstream);
+    });
+  }
+
+  #bridge(claims: ScreenClaims, client: Duplex, upstream: net.Socket): void {
+    const connection: Connection = {
+      info: {
+        connectionId: randomBytes(8).toString("hex"),
+        capabilityId: claims.id,
+        botId: claims.botId,
+        slot: claims.slot,
+        generation: claims.generation,
+        policy: claims.policy,
+        startedAt: this.#now(),
+        droppedInput: 0,
+      },
+      claims,
+      client,
+      upstream,
+      closed: false,
+    };
+    this.#connections.add(connection);
+    this.#log({
+      event: "gateway.connection.opened",
+      connectionId: connection.info.connectionId,
+      policy: claims.policy,
+      slot: claims.slot,
+      generation: claims.generation,
+    });
+    if ("setNoDelay" in client && typeof client.setNoDelay === "function") client.setNoDelay(true);
+    upstream.setNoDelay(true);
+
+    // Server → client: each chunk becomes one binary frame; backpressure both ways.
+    upstream.on("data", (chunk: Buffer) => {
+      client.cork();
+      client.write(frameHeader(OPCODE.binary, chunk.length));
+      const flushed = client.write(chunk);
+      client.uncork();
+      if (!flushed) upstream.pause();
+    });
+    client.on("drain", () => upstream.resume());
+    upstream.on("drain", () => client.resume());
+
+    const parser = new ClientFrameParser();
+    const filter = claims.policy === "view" ? new RfbViewFilter() : undefined;
+    client.on("data", (chunk: Buffer) => {
+      if (connection.closed) return;
+      const parsed = parser.push(chunk);
+      for (const frame of parsed.frames) {
+        if (frame.opcode === OPCODE.binary || frame.opcode === OPCODE.continuation) {
+          let out: Buffer[] = [frame.payload];
+          if (filter) {
+            const filtered = filter.push(frame.payload);
+            connection.info.droppedInput += filtered.dropped.length;
+            if (filtered.error) {
+              this.#end(connection, CLOSE_POLICY, "view-only stream not understood");
+              return;
+            }
+            out = filtered.forward;
+          }
+          for (const bytes of out) if (!upstream.write(bytes)) client.pause();
+        } else if (frame.opcode === OPCODE.ping) {
+          client.write(Buffer.concat([frameHeader(OPCODE.pong, frame.payload.length), frame.payload]));
+        } else if (frame.opcode === OPCODE.close) {
+          const code = frame.payload.length >= 2 ? frame.payload.readUInt16BE(0) : 1000;
+          this.#end(connection, code >= 1000 && code < 5000 && code !== 1005 ? code : 1000, "");
+          return;
+        } else if (frame.opcode === OPCODE.text) {
+          this.#end(connection, 1003, "binary frames only");
+          return;
+        }
+      }
+      if (parsed.error) this.#end(connection, parsed.error.code, parsed.error.reason);
+    });
+
+    const gone = (): void => this.#end(connection, 1001, "upstream closed");
+    upstream.on("end", gone);
+    upstream.on("close", gone);
+    upstream.on("error", () => undefined);
+    client.on("close", () => this.#end(connection, 1000, ""));
+    client.on("end", () => this.#end(connection, 1000, ""));
+  }
+
+  #end(connection: Connection, code: number, reason: string): void {
+    if (connection.closed) return;
+    connection.closed = true;
+    this.#connections.delete(connection);
+    if (!connection.client.destroyed) {
+      connection.client.end(closeFrame(code, reason));
+      // Do not wait on a client that never reads.
+      setTimeout(() => connection.client.destroy(), 1000).unref();
+    }
+    connection.upstream.destroy();
+    this.#log({
+      event: "gateway.connection.closed",
+      connectionId: connection.info.connectionId,
+      code,
+      durationMs: this.#now() - connection.info.startedAt,
+      droppedInput: connection.info.droppedInput,
+    });
+  }
+
+  #loadState(): void {
+    try {
+      const config = JSON.parse(readFileSync(this.#keyFile, "utf8")) as GatewayKeys;
+      this.#keys = parseKeys(config);
+      this.#computerId = config.computerId;
+    } catch {
+      // Not configured yet: every ticket is refused until the host configures the gateway.
+    }
+    try {
+      const rules = JSON.parse(readFileSync(this.#rulesFile, "utf8")) as RevocationRule[];
+      if (Array.isArray(rules)) this.#rules = rules.filter((rule) => rule.expiresAt > this.#now());
+    } catch {
+      this.#rules = [];
+    }
+  }
+}
+
+function parseKeys(config: GatewayKeys): Map<string, Buffer> {
+  if (
+    typeof config?.computerId !== "string" ||
+    config.computerId.length === 0 ||
+    !Array.isArray(config.keys)
+  ) {
+    throw new Error("gateway config needs computerId and keys");
+  }
+  const keys = new Map<string, Buffer>();
+  for (const entry of config.keys) {
+    const key = Buffer.from(String(entry?.key ?? ""), "base64");
+    if (!isKeyId(String(entry?.kid ?? "")) || key.length !== 32) {
+      throw new Error("gateway keys are {kid, key: base64 of 32 bytes}");
+    }
+    keys.set(entry.kid, key);
+  }
+  if (keys.size === 0) throw new Error("gateway config needs at least one key");
+  return keys;
+}
+
+function writePrivate(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text, { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+function headerValue(request: http.IncomingMessage, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+export function statusFor(reason: RejectReason): number {
+  switch (reason) {
+    case "bad_request":
+      return 400;
+    case "missing_ticket":
+    case "malformed":
+    case "unknown_key":
+    case "forged":
+      return 401;
+    case "expired":
+    case "revoked":
+    case "wrong_computer":
+      return 403;
+    case "slot_gone":
+      return 410;
+    case "not_configured":
+      return 503;
+    case "upstream_unavailable":
+      return 502;
+  }
+}

@@ -1,0 +1,9 @@
+export {
+  CAPABILITY_VERSION,
+  type OpenFailure,
+  type OpenResult,
+  type ScreenClaims,
+  type ScreenPolicy,
+} from "@rakazo/supervisor/capability";
+export * from "./capabilities.ts";
+export * from "./keyring.ts";

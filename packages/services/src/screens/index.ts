@@ -1,0 +1,4 @@
+export * from "./authorize.ts";
+export * from "./config.ts";
+export * from "./revoke.ts";
+export * from "./screen-url.ts";
