@@ -23,6 +23,10 @@ interface Suite {
 
 const SUITES: readonly Suite[] = [
   {
+    name: "screens",
+    load: async () => (await import("../apps/web/src/bench.ts")).benchGateway,
+  },
+  {
     name: "desktops",
     load: async () => (await import("../infra/sandboxes/supervisor/src/desktops.bench.ts")).benchDesktops,
   },

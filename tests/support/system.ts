@@ -13,7 +13,12 @@ import { LocalAgentHomeStore, LocalKeyWrapper } from "@rakazo/homes";
 import { startPgBoss } from "@rakazo/jobs";
 import { createLogger } from "@rakazo/log";
 import { createFakeProvider, type SandboxProvider } from "@rakazo/sandbox";
-import { checkpointAfterRuns, createUserWithSpace, type ServiceContext } from "@rakazo/services";
+import {
+  createUserWithSpace,
+  type ServiceContext,
+  startActivityFeed,
+  systemRunHooks,
+} from "@rakazo/services";
 import { type RunningWorker, startWorker, type WorkerOptions } from "@rakazo/worker/worker";
 import type { Hono } from "hono";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
@@ -24,15 +29,22 @@ export interface TestSystem {
   readonly ctx: ServiceContext;
   readonly provider: SandboxProvider;
   readonly logLines: string[];
-  startWorker(options?: Pick<WorkerOptions, "idle">): Promise<RunningWorker>;
+  startWorker(options?: Pick<WorkerOptions, "idle" | "agent">): Promise<RunningWorker>;
   /** POST /rpc/<name> with an optional bearer token; returns status and parsed JSON. */
   rpc(name: string, body: unknown, token?: string): Promise<{ status: number; json: any }>;
-  newTenant(label: string): Promise<{ userId: string; spaceId: string; botId: string; token: string }>;
+  newTenant(
+    label: string,
+  ): Promise<{ userId: string; spaceId: string; botId: string; token: string; tokenId: string }>;
   close(): Promise<void>;
 }
 
 export async function createTestSystem(
-  options: { bootstrapToken?: string; provider?: (dataDir: string) => Promise<SandboxProvider> } = {},
+  options: {
+    bootstrapToken?: string;
+    provider?: (dataDir: string) => Promise<SandboxProvider>;
+    /** Lets the API accept agent/run (the worker must be started with a matching `agent`). */
+    agentModel?: string;
+  } = {},
 ): Promise<TestSystem> {
   const database = await createTestDatabase();
   const rootDir = await mkdtemp(join(tmpdir(), "rakazo-it-"));
@@ -52,9 +64,11 @@ export async function createTestSystem(
     log,
     homes,
     keys,
-    runHooks: checkpointAfterRuns,
+    runHooks: systemRunHooks,
+    ...(options.agentModel ? { agentModel: options.agentModel } : {}),
   };
-  const app = createApiApp({ ctx, log, bootstrapToken: options.bootstrapToken });
+  const activityFeed = await startActivityFeed({ db: database.db, log });
+  const app = createApiApp({ ctx, log, bootstrapToken: options.bootstrapToken, activityFeed });
   const workers: RunningWorker[] = [];
 
   return {
@@ -97,6 +111,7 @@ export async function createTestSystem(
     },
     async close() {
       for (const worker of workers) await worker.stop({ timeoutMs: 5_000 });
+      await activityFeed.close();
       await boss.stop({ graceful: false, timeout: 2_000 });
       await database.drop();
       await rm(rootDir, { recursive: true, force: true });

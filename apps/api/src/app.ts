@@ -1,9 +1,17 @@
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import { pingDatabase } from "@rakazo/db";
 import type { Logger } from "@rakazo/log";
-import { AppError, authenticateToken, type Caller, isAppError, type ServiceContext } from "@rakazo/services";
+import {
+  type ActivityFeed,
+  AppError,
+  authenticateToken,
+  type Caller,
+  isAppError,
+  type ServiceContext,
+} from "@rakazo/services";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { mountActivityStream } from "./activity-stream.ts";
 import { HTTP_STATUS } from "./http-errors.ts";
 import { mountScreenAuthority } from "./internal-screens.ts";
 import type { RpcDefinition } from "./rpc/define.ts";
@@ -15,6 +23,8 @@ export interface ApiOptions {
   /** When set, `setup/bootstrap` requires it as its bearer token. */
   readonly bootstrapToken?: string | undefined;
   readonly rpcs?: readonly RpcDefinition[];
+  /** Live activity (TOOL-4); without it `/activity/stream` is not served. */
+  readonly activityFeed?: ActivityFeed;
   /** Enables `POST /internal/screens/authorize` for the web service (SCR-5). */
   readonly screenServiceToken?: string | undefined;
 }
@@ -72,6 +82,8 @@ export function createApiApp(options: ApiOptions): Hono {
   });
 
   app.notFound((c) => c.json({ error: { code: "NOT_FOUND", message: "no such route" } }, 404));
+
+  if (options.activityFeed) mountActivityStream(app, ctx, options.activityFeed);
 
   app.get("/health", async (c) => {
     await pingDatabase(ctx.db);

@@ -13,7 +13,8 @@ import {
 import { connectDatabase, migrateDatabase } from "@rakazo/db";
 import { startPgBoss } from "@rakazo/jobs";
 import { createLogger } from "@rakazo/log";
-import { checkpointAfterRuns } from "@rakazo/services";
+import { parseScreenKeys } from "@rakazo/screens";
+import { startActivityFeed, systemRunHooks } from "@rakazo/services";
 import { createApiApp } from "./app.ts";
 
 const env = parseRuntimeEnv(process.env);
@@ -28,10 +29,31 @@ const { boss, queue } = await startPgBoss(databaseUrl, {
 });
 const provider = await providerFromEnv(env, concreteProviderKind(env));
 const { homes, keys } = await homesFromEnv(env);
+const activityFeed = await startActivityFeed({ db: database.db, log });
 const app = createApiApp({
-  ctx: { db: database.db, jobs: queue, provider, log, homes, keys, runHooks: checkpointAfterRuns },
+  ctx: {
+    db: database.db,
+    jobs: queue,
+    provider,
+    log,
+    homes,
+    keys,
+    runHooks: systemRunHooks,
+    ...(env.AGENT_MODEL ? { agentModel: env.AGENT_MODEL } : {}),
+    // Screens (SCR-2/4): capabilities sealed with these keys, handed out as web-service URLs.
+    ...(env.SCREEN_CAPABILITY_KEYS
+      ? {
+          screens: {
+            keyring: parseScreenKeys(env.SCREEN_CAPABILITY_KEYS),
+            webBaseUrl: env.WEB_PUBLIC_URL ?? `http://${env.WEB_HOST}:${env.WEB_PORT}`,
+          },
+        }
+      : {}),
+  },
   log,
   bootstrapToken: env.BOOTSTRAP_TOKEN,
+  activityFeed,
+  screenServiceToken: env.SCREEN_SERVICE_TOKEN,
 });
 
 const server = serve({ fetch: app.fetch, hostname: env.API_HOST, port: env.API_PORT }, (info) => {
@@ -44,6 +66,7 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   log.info("api.stopping", { signal });
   await new Promise<void>((done) => server.close(() => done()));
+  await activityFeed.close();
   await boss.stop({ graceful: true, timeout: 10_000 });
   await database.close();
   process.exit(0);

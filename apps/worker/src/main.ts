@@ -26,6 +26,16 @@ const worker = await startWorker({
   keys,
   log,
   reconcileIntervalMs: env.RECONCILE_SECONDS * 1_000,
+  ...(env.AGENT_MODEL
+    ? {
+        agent: {
+          model: env.AGENT_MODEL,
+          ...(env.AGENT_MODEL_VISION !== undefined ? { vision: env.AGENT_MODEL_VISION } : {}),
+          apiKeys: { openrouter: env.OPENROUTER_API_KEY },
+          ...(env.BROWSER_PROVIDER ? { browser: env.BROWSER_PROVIDER } : {}),
+        },
+      }
+    : {}),
   pollingIntervalSeconds: env.WORKER_POLL_SECONDS,
   idle: {
     idleTimeoutMs: env.IDLE_TIMEOUT_SECONDS * 1_000,

@@ -4,13 +4,14 @@ import { registerJobHandlers, startPgBoss } from "@rakazo/jobs";
 import type { Logger } from "@rakazo/log";
 import type { SandboxProvider } from "@rakazo/sandbox";
 import {
-  checkpointAfterRuns,
   computerJobHandlers,
   type IdlePolicy,
   reconcileHomeObjects,
   type ServiceContext,
   sweepIdleComputers,
+  systemRunHooks,
 } from "@rakazo/services";
+import { type AgentHostOptions, agentRunHandler } from "./agent-runs.ts";
 
 export interface WorkerOptions {
   readonly databaseUrl: string;
@@ -22,6 +23,8 @@ export interface WorkerOptions {
   readonly pollingIntervalSeconds?: number;
   /** Idle shutdown (CMP-7): how long unused before stopping, and how often to look. */
   readonly idle?: IdlePolicy & { readonly sweepIntervalMs: number };
+  /** Hosts agent runs when a model is configured (`AGENT_MODEL`). */
+  readonly agent?: AgentHostOptions;
   /** How often the reconciler deletes stored workspaces no computer owns (PER-5). */
   readonly reconcileIntervalMs?: number;
 }
@@ -67,9 +70,20 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     homes: options.homes,
     keys: options.keys,
     log,
-    runHooks: checkpointAfterRuns,
+    runHooks: systemRunHooks,
+    ...(options.agent ? { agentModel: options.agent.model } : {}),
   };
-  await registerJobHandlers(boss, computerJobHandlers(ctx), {
+  const agent = options.agent;
+  const handlers = {
+    ...computerJobHandlers(ctx),
+    "agent.run": agent
+      ? agentRunHandler(ctx, agent)
+      : async (payload: { runId: string }) => {
+          log.error("agent.not_configured", { runId: payload.runId });
+          throw new Error("this worker has no AGENT_MODEL configured");
+        },
+  };
+  await registerJobHandlers(boss, handlers, {
     pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
   });
   const loops: (() => Promise<void>)[] = [];

@@ -30,6 +30,13 @@ export const runtimeEnvSchema = z.object({
   IDLE_TIMEOUT_SECONDS: z.coerce.number().min(1).default(1_800),
   IDLE_SWEEP_SECONDS: z.coerce.number().min(0.2).default(30),
   TAKEOVER_AWAKE_SECONDS: z.coerce.number().min(1).default(1_800),
+  AGENT_MODEL: optionalString,
+  AGENT_MODEL_VISION: z
+    .enum(["true", "false"])
+    .optional()
+    .transform((v) => (v === undefined ? undefined : v === "true")),
+  OPENROUTER_API_KEY: optionalString,
+  BROWSER_PROVIDER: z.enum(["sandbox", "fake"]).optional(),
   RECONCILE_SECONDS: z.coerce.number().min(1).default(600),
   RAKAZO_MASTER_KEY: optionalString,
   OBJECT_STORAGE_BUCKET: optionalString,

@@ -11,6 +11,20 @@ export const JOB_CATALOG = {
   "computer.provision": { schema: computerJob, retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 900 },
   "computer.stop": { schema: computerJob, retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 600 },
   "computer.delete": { schema: computerJob, retryLimit: 5, retryDelaySeconds: 10, expireInSeconds: 600 },
+  // Never retried: an agent run is not replayed by the runtime (BRW-5); a failed one ends failed.
+  "agent.run": {
+    schema: z.object({
+      runId: z.string(),
+      computerId: z.string(),
+      botId: z.string(),
+      userId: z.string(),
+      fencingToken: z.number().int(),
+      task: z.string(),
+    }),
+    retryLimit: 0,
+    retryDelaySeconds: 0,
+    expireInSeconds: 4 * 3_600,
+  },
   "computer.checkpoint": {
     schema: checkpointJob,
     retryLimit: 3,

@@ -3,6 +3,8 @@ export * from "./errors.ts";
 export { normalizeWorkspacePath } from "./paths.ts";
 export * from "./provider.ts";
 export { createFakeProvider, type FakeProviderOptions } from "./providers/fake/fake-provider.ts";
+export { createPageEmulator } from "./providers/fake/page-emulator.ts";
 export { createProvider, type DockerProviderConfig, type ProviderConfig } from "./registry.ts";
 export * from "./supervised-desktop.ts";
+export * from "./supervised-screens.ts";
 export * from "./supervisor-client.ts";

@@ -16,6 +16,8 @@ export interface ServiceContext {
   readonly homes: AgentHomeStore;
   /** Wraps space content keys with the master key (PER-5). */
   readonly keys: KeyWrapper;
+  /** The agent model (`AGENT_MODEL`, e.g. `openrouter:<id>`); agent runs are refused without it. */
+  readonly agentModel?: string;
   /** What happens around runs ending (checkpoints, capability revocation); optional. */
   readonly runHooks?: RunHooks;
   /** Screen capabilities (SCR-2, SCR-4): keys and the web service's public URL; optional. */

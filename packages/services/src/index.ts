@@ -1,3 +1,5 @@
+export * from "./activity/index.ts";
+export * from "./agent/index.ts";
 export * from "./computers/access.ts";
 export * from "./computers/activity.ts";
 export * from "./computers/create.ts";
@@ -15,6 +17,7 @@ export * from "./homes/index.ts";
 export * from "./identity/bootstrap.ts";
 export * from "./identity/spaces.ts";
 export * from "./identity/tokens.ts";
+export * from "./runs/hooks.ts";
 export * from "./runs/leases.ts";
 export * from "./runs/runs.ts";
 export * from "./runs/takeover.ts";

@@ -1,3 +1,5 @@
+import { computerActivity } from "./activity.ts";
+import { agentRun } from "./agent.ts";
 import {
   computerCreate,
   computerDelete,
@@ -9,6 +11,7 @@ import {
 } from "./computer.ts";
 import type { RpcDefinition } from "./define.ts";
 import { computerAct, computerObserve } from "./desktop.ts";
+import { computerFilesList, computerFilesRead } from "./files.ts";
 import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./identity.ts";
 import {
   computerReleaseControl,
@@ -22,6 +25,7 @@ import {
   runRequestTakeover,
   runStart,
 } from "./runs.ts";
+import { computerRevokeScreenUrl, computerScreenUrl } from "./screens.ts";
 import { setupBootstrap } from "./setup.ts";
 
 export const RPCS: readonly RpcDefinition[] = [
@@ -40,6 +44,9 @@ export const RPCS: readonly RpcDefinition[] = [
   computerDelete,
   computerObserve,
   computerAct,
+  computerFilesList,
+  computerFilesRead,
+  computerActivity,
   computerTakeControl,
   computerReleaseControl,
   computerStopBot,
@@ -50,4 +57,7 @@ export const RPCS: readonly RpcDefinition[] = [
   runComplete,
   runFail,
   runCancel,
+  agentRun,
+  computerScreenUrl,
+  computerRevokeScreenUrl,
 ] as RpcDefinition[];

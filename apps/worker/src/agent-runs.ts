@@ -1,0 +1,90 @@
+/**
+ * The worker's host for agent runs (ARCH-1): one Pi session per run, in this process, with the
+ * computer tools bound to the run's fenced lease. The lease is renewed while the agent works;
+ * if it is lost (stopBot, expiry) the session is aborted and the run left to whoever holds it.
+ */
+
+import type { Api, Model } from "@mariozechner/pi-ai";
+import { resolveAgentModel, runAgentTask } from "@rakazo/computer-tools";
+import type { JobContext, JobPayload } from "@rakazo/jobs";
+import {
+  endRun,
+  isAppError,
+  parseAgentModel,
+  renewExecutionLease,
+  type ServiceContext,
+  touchComputer,
+} from "@rakazo/services";
+
+export interface AgentHostOptions {
+  /** `AGENT_MODEL`, e.g. `openrouter:anthropic/claude-sonnet-4`. */
+  readonly model: string;
+  /** A model object to use instead of resolving `model` (scripted models in tests). */
+  readonly resolvedModel?: Model<Api>;
+  /** Overrides whether the model sees images (for ids pi-ai does not know). */
+  readonly vision?: boolean;
+  /** API keys per pi-ai provider, read from the environment by the app. */
+  readonly apiKeys: Readonly<Record<string, string | undefined>>;
+  readonly heartbeatMs?: number;
+  /** `BROWSER_PROVIDER` (BRW-7); unset picks by provider (fake → emulator, else the sandbox's). */
+  readonly browser?: "sandbox" | "fake";
+}
+
+export function agentRunHandler(ctx: ServiceContext, options: AgentHostOptions) {
+  return async (payload: JobPayload<"agent.run">, _job: JobContext): Promise<void> => {
+    const caller = { userId: payload.userId, tokenId: "agent-run" };
+    const key = { computerId: payload.computerId, botId: payload.botId, fencingToken: payload.fencingToken };
+    const abort = new AbortController();
+    const heartbeat = setInterval(() => {
+      renewExecutionLease(ctx, { ...key, ttlMs: 120_000 }).catch((error: unknown) => {
+        ctx.log.warn("agent.lease_lost", { runId: payload.runId, error });
+        abort.abort();
+      });
+    }, options.heartbeatMs ?? 20_000);
+    try {
+      const model =
+        options.resolvedModel ??
+        resolveAgentModel(
+          parseAgentModel(options.model),
+          options.vision === undefined ? {} : { vision: options.vision },
+        );
+      const outcome = await runAgentTask({
+        session: {
+          ctx,
+          caller,
+          computerId: payload.computerId,
+          botId: payload.botId,
+          runId: payload.runId,
+          fencingToken: payload.fencingToken,
+          ...(options.browser ? { browser: options.browser } : {}),
+          // BRW-8: every mutating tool, browser ones included, goes through the same flow; the
+          // workspace is saved at the run's end (PER-2), so a mutation only marks activity.
+          hooks: { afterMutation: () => touchComputer(ctx, payload.computerId) },
+        },
+        model,
+        getApiKey: (provider) => options.apiKeys[provider],
+        task: payload.task,
+      });
+      if (abort.signal.aborted) return;
+      await endRun(ctx, caller, {
+        runId: payload.runId,
+        fencingToken: payload.fencingToken,
+        outcome: outcome.error ? "fail" : "complete",
+        ...(outcome.error ? { error: outcome.error.slice(0, 2_000) } : {}),
+      });
+      ctx.log.info("agent.run_finished", { runId: payload.runId, toolCalls: outcome.toolCalls.length });
+    } catch (error) {
+      ctx.log.error("agent.run_failed", { runId: payload.runId, error });
+      if (!abort.signal.aborted) {
+        const message = error instanceof Error ? error.message : String(error);
+        await endRun(ctx, caller, { ...key, runId: payload.runId, outcome: "fail", error: message }).catch(
+          (endError: unknown) => {
+            if (!isAppError(endError)) throw endError;
+          },
+        );
+      }
+    } finally {
+      clearInterval(heartbeat);
+    }
+  };
+}

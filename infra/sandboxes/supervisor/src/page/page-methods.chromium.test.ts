@@ -1,0 +1,157 @@
+// BRW-2..5 against real headless Chromium: a page served on loopback, CDP on a loopback port.
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPageMethods, MAX_ELEMENTS } from "./page-methods.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+let base: string;
+let server: http.Server;
+let chromium: ChildProcess;
+let profile: string;
+let port: number;
+const posts: string[] = [];
+
+const pages: Record<string, string> = {
+  "/login": `<form method="post" action="/hang"><label>User <input name="u" value="ada"></label>
+    <label for="p">Password</label><input id="p" name="p" type="password" value="s3cret-pw">
+    <button>Sign in</button></form><a href="/other">Other</a>
+    <button id="swap" type="button" onclick="this.replaceWith(Object.assign(document.createElement('button'),{id:'swap',textContent:'Swap'}))">Swap</button>`,
+  "/other": `<p>Other page</p><a href="/login">Back</a>`,
+  "/many": Array.from({ length: 500 }, (_, i) => `<button type="button">b${i}</button>`).join(""),
+};
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    if (path === "/hang") {
+      posts.push("hang");
+      return; // never answers: whether the sign-in happened is unknown
+    }
+    const body = pages[path];
+    if (!body) return void res.writeHead(404).end();
+    res.writeHead(200, { "content-type": "text/html" });
+    res.end(`<html><head><title>${path}</title></head><body>${body}</body></html>`);
+  });
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  profile = await mkdtemp(join(tmpdir(), "rakazo-page-"));
+  chromium = spawn(
+    CHROMIUM,
+    [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+      "--remote-debugging-address=127.0.0.1",
+      "--remote-debugging-port=0",
+      `--user-data-dir=${profile}`,
+      "about:blank",
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  port = await new Promise<number>((resolve, reject) => {
+    let err = "";
+    chromium.stderr?.on("data", (chunk: Buffer) => {
+      err += chunk.toString();
+      const match = /DevTools listening on ws:\/\/127\.0\.0\.1:(\d+)\//.exec(err);
+      if (match) resolve(Number(match[1]));
+    });
+    chromium.on("exit", () => reject(new Error(`chromium exited: ${err}`)));
+  });
+}, 30_000);
+
+afterAll(async () => {
+  if (chromium && chromium.exitCode === null) {
+    const exited = new Promise((done) => chromium.once("exit", done));
+    chromium.kill("SIGKILL");
+    await exited;
+  }
+  server?.closeAllConnections();
+  server?.close();
+  // Chromium's helper processes may still be finishing writes into the profile for a moment.
+  if (profile) await rm(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+});
+
+const methods = () => createPageMethods({ debuggingPortFor: () => port, navigationTimeoutMs: 1_500 });
+
+describe.skipIf(!existsSync(CHROMIUM))("page methods on real Chromium", () => {
+  it("binds the debugging port to loopback only (BRW-2)", async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/json/version`);
+    expect(res.ok).toBe(true);
+  });
+
+  it("never shows a password field's value (BRW-3)", async () => {
+    const page = methods();
+    await page["page.navigate"]({ botId: "b", url: `${base}/login` });
+    const snap = await page["page.snapshot"]({ botId: "b" });
+    const password = snap.elements.find((e) => e.name === "Password");
+    expect(password?.value).toBe("••••");
+    expect(snap.elements.find((e) => e.name === "User")?.value).toBe("ada");
+    await page["page.act"]({
+      botId: "b",
+      actions: [{ type: "fill", ref: password?.ref, text: "typed-secret" }],
+    });
+    const after = await page["page.snapshot"]({ botId: "b" });
+    expect(JSON.stringify([snap, after])).not.toMatch(/s3cret-pw|typed-secret/);
+  });
+
+  it("rejects a ref taken before a navigation, even on identical markup (BRW-3)", async () => {
+    const page = methods();
+    await page["page.navigate"]({ botId: "b", url: `${base}/login` });
+    const before = await page["page.snapshot"]({ botId: "b" });
+    const link = before.elements.find((e) => e.role === "link") as { ref: string };
+    await page["page.navigate"]({ botId: "b", url: `${base}/login` });
+    await page["page.snapshot"]({ botId: "b" });
+    const result = await page["page.act"]({ botId: "b", actions: [{ type: "click", ref: link.ref }] });
+    expect(result.completed).toBe(0);
+    expect(result.error).toMatchObject({ code: "STALE_REF", index: 0, uncertain: false });
+    expect(result.url).toBe(`${base}/login`);
+  });
+
+  it("rejects a ref whose element was replaced, instead of retargeting the look-alike", async () => {
+    const page = methods();
+    await page["page.navigate"]({ botId: "b", url: `${base}/login` });
+    const snap = await page["page.snapshot"]({ botId: "b" });
+    const swap = snap.elements.find((e) => e.name === "Swap") as { ref: string };
+    const first = await page["page.act"]({ botId: "b", actions: [{ type: "click", ref: swap.ref }] });
+    expect(first.error).toBeUndefined();
+    const second = await page["page.act"]({ botId: "b", actions: [{ type: "click", ref: swap.ref }] });
+    expect(second.error).toMatchObject({ code: "STALE_REF", uncertain: false });
+  });
+
+  it("lists at most 80 of 500 buttons (BRW-4)", async () => {
+    const page = methods();
+    await page["page.navigate"]({ botId: "b", url: `${base}/many` });
+    const snap = await page["page.snapshot"]({ botId: "b" });
+    expect(snap.elements).toHaveLength(MAX_ELEMENTS);
+    expect(snap.omittedElements).toBe(420);
+  });
+
+  it("an interrupted batch reports the completed prefix and an uncertain outcome, and replays nothing (BRW-5)", async () => {
+    const page = methods();
+    await page["page.navigate"]({ botId: "b", url: `${base}/login` });
+    const snap = await page["page.snapshot"]({ botId: "b" });
+    const ref = (name: string) => (snap.elements.find((e) => e.name === name) as { ref: string }).ref;
+    posts.length = 0;
+    const result = await page["page.act"]({
+      botId: "b",
+      actions: [
+        { type: "fill", ref: ref("User"), text: "grace" },
+        { type: "click", ref: ref("Sign in") },
+        { type: "click", ref: ref("Other") },
+      ],
+    });
+    expect(result.completed).toBe(1);
+    expect(result.error).toMatchObject({ code: "TIMEOUT", index: 1, uncertain: true });
+    expect(posts).toEqual(["hang"]);
+  });
+});

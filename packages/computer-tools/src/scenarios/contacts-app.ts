@@ -1,0 +1,80 @@
+/**
+ * The contacts web app fixture for VER-2: a list of contacts, a search form and an "Export CSV"
+ * button that POSTs and answers with an attachment. Served on loopback by the test; the real
+ * Docker variant serves the same handler inside the computer's network namespace.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+export const CONTACTS = [
+  { name: "Ada Lovelace", email: "ada@example.test", company: "Analytical" },
+  { name: "Grace Hopper", email: "grace@example.test", company: "COBOL Inc" },
+  { name: "Alan Turing", email: "alan@example.test", company: "Bletchley" },
+] as const;
+
+export function contactsCsv(): string {
+  return `name,email,company\n${CONTACTS.map((c) => `${c.name},${c.email},${c.company}`).join("\n")}\n`;
+}
+
+function page(body: string, title: string): string {
+  return `<!doctype html><html><head><title>${title}</title></head><body>${body}</body></html>`;
+}
+
+export interface ContactsApp {
+  readonly url: string;
+  /** How many exports the server produced (a replayed click would show here). */
+  exports(): number;
+  close(): Promise<void>;
+}
+
+export async function startContactsApp(): Promise<ContactsApp> {
+  let exports = 0;
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    if (req.method === "POST" && url.pathname === "/export") {
+      req.resume();
+      req.on("end", () => {
+        exports += 1;
+        res.writeHead(200, {
+          "content-type": "text/csv",
+          "content-disposition": 'attachment; filename="contacts.csv"',
+        });
+        res.end(contactsCsv());
+      });
+      return;
+    }
+    if (url.pathname === "/") {
+      const rows = CONTACTS.map(
+        (c) => `<tr><td>${c.name}</td><td>${c.email}</td><td>${c.company}</td></tr>`,
+      ).join("");
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      res.end(
+        page(
+          `<h1>Contacts</h1><nav><a href="/settings">Settings</a></nav>
+           <table><tr><th>Name</th><th>Email</th><th>Company</th></tr>${rows}</table>
+           <form method="post" action="/export"><button type="submit">Export CSV</button></form>`,
+          "Contacts",
+        ),
+      );
+      return;
+    }
+    if (url.pathname === "/settings") {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      res.end(
+        page(
+          `<h1>Settings</h1><label for="pw">Password</label><input id="pw" type="password" value="hunter2">`,
+          "Settings",
+        ),
+      );
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    exports: () => exports,
+    close: () => new Promise<void>((done) => server.close(() => done())),
+  };
+}

@@ -1,0 +1,2 @@
+/** The service verbs these tools call. */
+export * from "@rakazo/services";

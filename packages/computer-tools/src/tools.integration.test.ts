@@ -1,0 +1,150 @@
+// TOOL-2, TOOL-3, TOOL-4 and CMP-3 through the real tools on the fake computer and real Postgres.
+import type { AgentTool } from "@mariozechner/pi-agent-core";
+import type { SandboxProvider } from "@rakazo/sandbox";
+import { acquireExecutionLease, revokeExecutionLease, type ServiceContext } from "@rakazo/services";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createTestSystem,
+  eventually,
+  runningComputer,
+  type TestSystem,
+} from "../../../tests/support/system.ts";
+import { type ActivityEvent, listActivity, startActivityFeed } from "./services-internal.ts";
+import type { ToolSession } from "./session.ts";
+import { createComputerTools } from "./toolset.ts";
+
+let system: TestSystem;
+
+beforeAll(async () => {
+  system = await createTestSystem();
+  await system.startWorker();
+});
+afterAll(() => system?.close());
+
+async function newRun(label: string, options: { ctx?: ServiceContext; vision?: boolean } = {}) {
+  const tenant = await system.newTenant(label);
+  const computerId = await runningComputer(system, tenant);
+  const { run, lease } = (await system.rpc("run/start", { computerId, botId: tenant.botId }, tenant.token))
+    .json.result;
+  const session: ToolSession = {
+    ctx: options.ctx ?? system.ctx,
+    caller: { userId: tenant.userId, tokenId: (tenant as unknown as { tokenId: string }).tokenId },
+    computerId,
+    botId: tenant.botId,
+    runId: run.id,
+    fencingToken: lease.fencingToken,
+    model: { vision: options.vision ?? true },
+  };
+  const tools = new Map(createComputerTools(session).map((t) => [t.name, t]));
+  const call = (name: string, args: unknown) => (tools.get(name) as AgentTool).execute("call", args as never);
+  return { tenant, computerId, session, tools, call };
+}
+
+const images = (result: { content: { type: string }[] }) =>
+  result.content.filter((c) => c.type === "image").length;
+
+describe("desktop tools", () => {
+  it("two identical observes return one image; the second keeps the metadata (TOOL-2)", async () => {
+    const { call } = await newRun("obi");
+    const first = await call("computer_observe", {});
+    const second = await call("computer_observe", {});
+    expect(images(first)).toBe(1);
+    expect(first.content[1]).toMatchObject({ type: "image", mimeType: "image/png" });
+    expect(images(second)).toBe(0);
+    expect(second.details).toMatchObject({
+      imageOmitted: true,
+      frameHash: (first.details as { frameHash: string }).frameHash,
+    });
+    expect(JSON.stringify(second.content)).toContain("previous screenshot remains valid");
+  });
+
+  it("refuses the third identical click that leaves the frame unchanged (TOOL-3)", async () => {
+    // A screen whose app ignores clicks: the fake desktop, minus click effects.
+    const ignoring: SandboxProvider = {
+      ...system.provider,
+      sandbox(ref) {
+        const sandbox = system.provider.sandbox(ref);
+        const desktop = sandbox.desktop;
+        if (!desktop) return sandbox;
+        return {
+          ...sandbox,
+          desktop: {
+            ...desktop,
+            act: (botId, actions) =>
+              desktop.act(
+                botId,
+                actions.filter((a) => a.type !== "click"),
+              ),
+          },
+        };
+      },
+    };
+    const { call } = await newRun("tess", { ctx: { ...system.ctx, provider: ignoring } });
+    const click = { actions: [{ type: "click", x: 10, y: 12 }] };
+    const one = await call("computer_act", click);
+    const two = await call("computer_act", click);
+    expect(JSON.stringify(one.content)).toContain("did not change");
+    expect(JSON.stringify(two.content)).toContain("did not change");
+    await expect(call("computer_act", click)).rejects.toThrow(/Refused.*browser_snapshot/s);
+    // A different action is still allowed, and it resets the streak once the screen changes.
+    await call("computer_act", { actions: [{ type: "type", text: "hi" }] });
+    await expect(call("computer_act", click)).resolves.toBeDefined();
+  });
+
+  it("without vision there is no computer_observe and the descriptions point at page tools and takeover (BRW-6)", async () => {
+    const { tools } = await newRun("blind", { vision: false });
+    expect(tools.has("computer_observe")).toBe(false);
+    expect(tools.has("browser_snapshot")).toBe(true);
+    expect(tools.get("computer_act")?.description).toMatch(/request_takeover/);
+    expect(tools.get("browser_act")?.description).toMatch(/request_takeover/);
+  });
+});
+
+describe("activity (TOOL-4)", () => {
+  it("records shell with the command redacted and streams it live; read-only tools leave no event", async () => {
+    const { call, computerId, session } = await newRun("reda");
+    const feed = await startActivityFeed({ db: system.ctx.db, log: system.ctx.log });
+    const live: ActivityEvent[] = [];
+    const unsubscribe = feed.subscribe(computerId, (event) => live.push(event));
+    try {
+      await call("list_files", {});
+      await call("shell", { command: 'curl -H "Authorization: Bearer abc123" http://127.0.0.1:9/x' });
+      await call("write_file", { path: "notes/a.txt", content: "hello" });
+      await expect(call("read_file", { path: "missing.txt" })).rejects.toThrow();
+      await eventually(async () => (live.length >= 2 ? true : undefined), 5_000);
+    } finally {
+      unsubscribe();
+      await feed.close();
+    }
+    const { events } = await listActivity(system.ctx, session.caller, { computerId });
+    expect(events.map((e) => e.payload.tool)).toEqual(["shell", "write_file"]);
+    expect(JSON.stringify(events)).not.toContain("abc123");
+    expect(events[0]?.payload.command).toContain("Authorization: [REDACTED]");
+    expect(events[0]?.payload).toMatchObject({ ok: false }); // the fake computer has no curl
+    expect(events[0]?.payload.exitCode).not.toBe(0);
+    expect(events[1]?.payload).toMatchObject({ line: "write_file notes/a.txt (5 bytes)", ok: true });
+    expect(live.map((e) => e.id)).toEqual(events.map((e) => e.id));
+
+    const page = await listActivity(system.ctx, session.caller, { computerId, limit: 1 });
+    expect(page.events).toHaveLength(1);
+    const rest = await listActivity(system.ctx, session.caller, { computerId, after: page.next as string });
+    expect(rest.events.map((e) => e.id)).toEqual([events[1]?.id]);
+  });
+
+  it("a superseded run's tools are refused before they touch the computer (CMP-3)", async () => {
+    const { call, tenant, computerId, session } = await newRun("fen");
+    // The lease is revoked and taken by another holder; the first run's token is now stale.
+    await revokeExecutionLease(system.ctx, { computerId, botId: tenant.botId });
+    const newer = await acquireExecutionLease(system.ctx, {
+      computerId,
+      botId: tenant.botId,
+      holderId: "run_other",
+    });
+    expect(newer.fencingToken).toBeGreaterThan(session.fencingToken);
+    await expect(call("write_file", { path: "x.txt", content: "late" })).rejects.toMatchObject({
+      code: "STALE_LEASE",
+    });
+    const { events } = await listActivity(system.ctx, session.caller, { computerId });
+    expect(events.map((e) => [e.payload.tool, e.payload.ok])).toEqual([["write_file", false]]);
+  });
+});

@@ -1,0 +1,103 @@
+/** read_file, write_file, list_files (read-only ones unrecorded) and attach_file (TOOL-1, TOOL-4). */
+
+import { listAgentFiles, readAgentFile, writeAgentFile } from "../services-internal.ts";
+import { fence } from "../session.ts";
+import { defineTool, mutate, type ToolFactory, text } from "./common.ts";
+
+/** The most text `read_file` hands the model. */
+export const READ_FILE_CHARS = 100_000;
+/** Attachments are capped like uploads (FIL-3). */
+export const MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024;
+
+export const readFile: ToolFactory = (session) =>
+  defineTool(
+    "read_file",
+    "Read a file",
+    "Read a text file of the workspace (path relative to the workspace root).",
+    async ({ path }) => {
+      const bytes = await readAgentFile(session.ctx, session.caller, { ...fence(session), path });
+      if (bytes.includes(0))
+        return text(`${path} is a binary file of ${bytes.byteLength} bytes.`, { size: bytes.byteLength });
+      const content = new TextDecoder().decode(bytes);
+      const cut = content.length > READ_FILE_CHARS;
+      return text(
+        cut ? `${content.slice(0, READ_FILE_CHARS)}\n[… cut at ${READ_FILE_CHARS} characters]` : content,
+        {
+          size: bytes.byteLength,
+          truncated: cut,
+        },
+      );
+    },
+  );
+
+export const writeFile: ToolFactory = (session) =>
+  defineTool(
+    "write_file",
+    "Write a file",
+    "Create or replace a text file in the workspace (parent folders are created).",
+    async ({ path, content }) =>
+      mutate(
+        session,
+        "write_file",
+        { path, size: Buffer.byteLength(content) },
+        async () => {
+          const { size } = await writeAgentFile(session.ctx, session.caller, {
+            ...fence(session),
+            path,
+            data: content,
+          });
+          return {
+            value: text(`Wrote ${size} bytes to ${path}.`, { path, size }),
+            activity: { line: `write_file ${path} (${size} bytes)`, details: { path, size } },
+          };
+        },
+        () => ({ line: `write_file ${path}`, details: { path } }),
+      ),
+  );
+
+export const listFiles: ToolFactory = (session) =>
+  defineTool(
+    "list_files",
+    "List files",
+    "List the entries of a workspace folder (the workspace root when no path is given).",
+    async ({ path }) => {
+      const entries = await listAgentFiles(session.ctx, session.caller, {
+        ...fence(session),
+        path: path ?? "",
+      });
+      const lines = entries.map(
+        (e) =>
+          `${e.type === "directory" ? "dir " : "file"} ${e.path}${e.type === "file" ? ` (${e.size} bytes)` : ""}`,
+      );
+      return text(lines.length ? lines.join("\n") : "(empty folder)", { count: entries.length });
+    },
+  );
+
+export const attachFile: ToolFactory = (session) =>
+  defineTool(
+    "attach_file",
+    "Attach a file",
+    "Attach a workspace file to your reply so the person you work for receives it.",
+    async ({ path, note }) =>
+      mutate(
+        session,
+        "attach_file",
+        { path },
+        async () => {
+          const bytes = await readAgentFile(session.ctx, session.caller, {
+            ...fence(session),
+            path,
+            maxBytes: MAX_ATTACHMENT_BYTES,
+          });
+          const attachment = { path, size: bytes.byteLength, ...(note ? { note } : {}) };
+          return {
+            value: text(`Attached ${path} (${bytes.byteLength} bytes).`, { attachment }),
+            activity: {
+              line: `attach_file ${path} (${bytes.byteLength} bytes)`,
+              details: { path, size: bytes.byteLength },
+            },
+          };
+        },
+        () => ({ line: `attach_file ${path}`, details: { path } }),
+      ),
+  );

@@ -1,0 +1,3 @@
+export * from "./feed.ts";
+export * from "./list.ts";
+export * from "./record.ts";
