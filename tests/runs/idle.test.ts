@@ -89,7 +89,10 @@ describe("idle shutdown", () => {
     const id = await runningComputer(system, tenant);
     await system.rpc("computer/stop", { computerId: id }, tenant.token);
     await eventually(async () => ((await state(id)) === "stopped" ? true : undefined));
-    await system.ctx.db.update(computers).set({ lastActivityAt: sql`now() - interval '1 hour'` }).where(eq(computers.id, id));
+    await system.ctx.db
+      .update(computers)
+      .set({ lastActivityAt: sql`now() - interval '1 hour'` })
+      .where(eq(computers.id, id));
     await system.rpc("computer/start", { computerId: id }, tenant.token);
     await eventually(async () => ((await state(id)) === "running" ? true : undefined));
     // Several sweeps later it is still up.

@@ -3,7 +3,7 @@
 // the viewer's sake; the gateway enforces it on the RFB stream regardless.
 import RFB from "@novnc/novnc";
 
-const w = window as any;
+const w = window as unknown as { __rakazoScreen?: (status: string) => void; __rakazoRfb?: unknown };
 const report = (status: string) => w.__rakazoScreen?.(status);
 const target = document.getElementById("screen") as HTMLElement;
 const url = new URL("websockify", location.href);
@@ -14,6 +14,8 @@ rfb.scaleViewport = true;
 rfb.resizeSession = false;
 rfb.viewOnly = document.documentElement.dataset.policy !== "control";
 rfb.addEventListener("connect", () => report("connected"));
-rfb.addEventListener("disconnect", (event: any) => report(event.detail?.clean ? "disconnected" : "failed"));
+rfb.addEventListener("disconnect", (event: Event) =>
+  report((event as CustomEvent<{ clean?: boolean }>).detail?.clean ? "disconnected" : "failed"),
+);
 rfb.addEventListener("securityfailure", () => report("failed"));
 w.__rakazoRfb = rfb;

@@ -122,7 +122,7 @@ export function openCapability(
   const sealed = Buffer.from(payload, "base64url");
   if (sealed.length < NONCE_BYTES + TAG_BYTES + 2) return { ok: false, reason: "malformed" };
   const key = keyFor(kid);
-  if (!key || key.length !== 32) return { ok: false, reason: "unknown_key" };
+  if (key?.length !== 32) return { ok: false, reason: "unknown_key" };
   let body: Buffer;
   try {
     const decipher = createDecipheriv("aes-256-gcm", key, sealed.subarray(0, NONCE_BYTES));
