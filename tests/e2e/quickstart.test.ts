@@ -62,7 +62,8 @@ beforeAll(async () => {
         (r) => r.ok,
         () => false,
       );
-    if ((await up(`${api}/health`)) && (await up(`${web}/health`))) break;
+    const workerUp = output.join("").includes('"msg":"worker.started"');
+    if (workerUp && (await up(`${api}/health`)) && (await up(`${web}/health`))) break;
     if (launcher.exitCode !== null || Date.now() > deadline) {
       throw new Error(`launcher did not come up:\n${output.join("")}`);
     }
