@@ -9,7 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApiApp } from "@rakazo/api/app";
-import { LocalAgentHomeStore, LocalKeyWrapper } from "@rakazo/homes";
+import { type AgentHomeStore, LocalAgentHomeStore, LocalKeyWrapper } from "@rakazo/homes";
 import { startPgBoss } from "@rakazo/jobs";
 import { createLogger } from "@rakazo/log";
 import { createFakeProvider, type SandboxProvider } from "@rakazo/sandbox";
@@ -29,6 +29,8 @@ export interface TestSystem {
   readonly ctx: ServiceContext;
   readonly provider: SandboxProvider;
   readonly logLines: string[];
+  /** The data dir shared by the provider and the home store (`DATA_DIR`). */
+  readonly dataDir: string;
   startWorker(options?: Pick<WorkerOptions, "idle" | "agent">): Promise<RunningWorker>;
   /** POST /rpc/<name> with an optional bearer token; returns status and parsed JSON. */
   rpc(name: string, body: unknown, token?: string): Promise<{ status: number; json: any }>;
@@ -44,6 +46,8 @@ export async function createTestSystem(
     provider?: (dataDir: string) => Promise<SandboxProvider>;
     /** Lets the API accept agent/run (the worker must be started with a matching `agent`). */
     agentModel?: string;
+    /** The home store (default: a LocalAgentHomeStore on the same data dir as the provider). */
+    homes?: (dataDir: string) => Promise<AgentHomeStore> | AgentHomeStore;
   } = {},
 ): Promise<TestSystem> {
   const database = await createTestDatabase();
@@ -55,7 +59,7 @@ export async function createTestSystem(
     supervise: false,
     onError: (error) => log.error("pgboss.error", { error }),
   });
-  const homes = new LocalAgentHomeStore({ dataDir: rootDir });
+  const homes = options.homes ? await options.homes(rootDir) : new LocalAgentHomeStore({ dataDir: rootDir });
   const keys = new LocalKeyWrapper(randomBytes(32));
   const ctx: ServiceContext = {
     db: database.db,
@@ -77,6 +81,7 @@ export async function createTestSystem(
     ctx,
     provider,
     logLines,
+    dataDir: rootDir,
     async startWorker(options = {}) {
       const worker = await startWorker({
         ...options,

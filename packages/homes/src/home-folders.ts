@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
-import { extractArchive, isSandboxError, recoverInterruptedSwap } from "@rakazo/sandbox";
+import { extractArchive, type FileOwner, isSandboxError, recoverInterruptedSwap } from "@rakazo/sandbox";
 import { HomeStoreError, isHomeStoreError } from "./errors.ts";
 import { isTransientBrowserFile } from "./exclude.ts";
 import { fileHomeLock, type HomeLock, KeyedMutex, type ReleaseLock } from "./lock.ts";
@@ -43,12 +43,15 @@ export interface HomeFoldersOptions {
   /** Cross-process lock; defaults to lock files under `DATA_DIR/home-revisions`. */
   readonly lock?: HomeLock;
   readonly limits: HomeLimits;
+  /** Owner of restored homes (./store.ts HomeStoreOptions.owner). */
+  readonly owner?: FileOwner | undefined;
 }
 
 export class HomeFolders {
   readonly homesDir: string;
   readonly revisionsDir: string;
   readonly limits: HomeLimits;
+  readonly owner: FileOwner | undefined;
   readonly #mutex = new KeyedMutex();
   readonly #lock: HomeLock;
 
@@ -56,6 +59,7 @@ export class HomeFolders {
     this.homesDir = join(options.dataDir, "homes");
     this.revisionsDir = join(options.dataDir, "home-revisions");
     this.limits = options.limits;
+    this.owner = options.owner;
     this.#lock = options.lock ?? fileHomeLock(this.revisionsDir);
   }
 
@@ -139,6 +143,7 @@ export class HomeFolders {
         { maxEntries: Number.MAX_SAFE_INTEGER, maxTotalBytes: Number.MAX_SAFE_INTEGER },
         {
           exclude: isTransientBrowserFile,
+          ...(this.owner ? { owner: this.owner } : {}),
           onEntry: (entry) => {
             entries += 1;
             bytes += entry.size;

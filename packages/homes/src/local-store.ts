@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import { PassThrough } from "node:stream";
-import { type FileEntry, packDirectory } from "@rakazo/sandbox";
+import { type FileEntry, type FileOwner, packDirectory } from "@rakazo/sandbox";
 import { HomeStoreError } from "./errors.ts";
 import { isTransientBrowserFile } from "./exclude.ts";
 import { HomeFolders, type HomeMetadata } from "./home-folders.ts";
@@ -29,6 +29,11 @@ export interface LocalAgentHomeStoreOptions {
   readonly dataDir: string;
   readonly lock?: HomeLock;
   readonly limits?: HomeLimits;
+  /**
+   * Owner of every restored home (files and folders); default: this process's. Set it to the
+   * uid/gid a container runs as when it bind-mounts the home (Docker, PRV-5: 1000:1000).
+   */
+  readonly owner?: FileOwner;
 }
 
 /** Tees an archive through SHA-256 so an unchanged export can be recognised. */
@@ -53,6 +58,7 @@ export class LocalAgentHomeStore implements AgentHomeStore {
     this.folders = new HomeFolders({
       dataDir: options.dataDir,
       limits: options.limits ?? DEFAULT_HOME_LIMITS,
+      owner: options.owner,
       ...(options.lock ? { lock: options.lock } : {}),
     });
   }

@@ -10,7 +10,7 @@
  * revision and, if they differ (or a checkpoint was interrupted), downloads the object, verifies
  * every segment into staging and swaps it in.
  */
-import { mkdir } from "node:fs/promises";
+import { lstat, mkdir } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import {
@@ -22,7 +22,7 @@ import {
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import { type FileEntry, packDirectory } from "@rakazo/sandbox";
+import { type FileEntry, type FileOwner, packDirectory } from "@rakazo/sandbox";
 import { HomeStoreError } from "./errors.ts";
 import { isTransientBrowserFile } from "./exclude.ts";
 import { HomeFolders } from "./home-folders.ts";
@@ -56,9 +56,15 @@ export interface ObjectAgentHomeStoreOptions {
   readonly storage: ObjectStorageConfig;
   readonly lock?: HomeLock;
   readonly limits?: HomeLimits;
+  /** Owner of every restored home; see LocalAgentHomeStoreOptions.owner. */
+  readonly owner?: FileOwner;
   /** Multipart part size; memory use is about `partSize * 2`. */
   readonly partSize?: number;
 }
+
+/** Multipart upload defaults: part size and parts in flight (memory ≈ size × (queue + 1)). */
+export const DEFAULT_PART_SIZE = 8 * 1024 * 1024;
+export const DEFAULT_UPLOAD_QUEUE = 2;
 
 export function objectKey(homeKey: string, revision: number): string {
   return `homes/${homeKey}/${revision}`;
@@ -81,6 +87,14 @@ function requireKey(dataKey: Uint8Array | undefined, homeKey: string): Uint8Arra
   return dataKey;
 }
 
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await lstat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 function isNotFound(error: unknown): boolean {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
   return e?.name === "NoSuchKey" || e?.name === "NotFound" || e?.$metadata?.httpStatusCode === 404;
@@ -97,11 +111,12 @@ export class ObjectAgentHomeStore implements AgentHomeStore {
     this.#folders = new HomeFolders({
       dataDir: options.dataDir,
       limits: options.limits ?? DEFAULT_HOME_LIMITS,
+      owner: options.owner,
       ...(options.lock ? { lock: options.lock } : {}),
     });
     this.client = createS3Client(options.storage);
     this.bucket = options.storage.bucket;
-    this.#partSize = options.partSize ?? 8 * 1024 * 1024;
+    this.#partSize = options.partSize ?? DEFAULT_PART_SIZE;
   }
 
   homeDir(homeKey: string): string {
@@ -152,7 +167,7 @@ export class ObjectAgentHomeStore implements AgentHomeStore {
           client: this.client,
           params: { Bucket: this.bucket, Key: key, Body: sealed, ContentType: "application/octet-stream" },
           partSize: this.#partSize,
-          queueSize: 2,
+          queueSize: DEFAULT_UPLOAD_QUEUE,
           leavePartsOnError: false,
         }).done();
       } catch (error) {
@@ -182,10 +197,9 @@ export class ObjectAgentHomeStore implements AgentHomeStore {
     const { homeKey, revision } = request;
     const dir = this.#folders.homeDir(homeKey);
     const meta = await this.#folders.readMetadata(homeKey);
-    if (meta?.state === "clean" && meta.revision === revision) {
-      await mkdir(dir, { recursive: true });
-      return dir;
-    }
+    // A cache folder that was removed (it is only a cache) is downloaded again, never recreated
+    // empty: an empty home would be mounted and then checkpointed over the stored one.
+    if (meta?.state === "clean" && meta.revision === revision && (await isDirectory(dir))) return dir;
     if (revision === 0) {
       // Never checkpointed: nothing to download. Whatever the folder holds is newer than any
       // checkpoint (for Docker, the live home), so it is kept.

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -120,6 +120,42 @@ describe("ObjectAgentHomeStore", () => {
     const keys: string[] = [];
     for await (const o of store.listObjects()) if (o.homeKey === "home_d") keys.push(o.key);
     expect(keys).toEqual([objectKey("home_d", 2)]);
+  });
+
+  it("downloads a removed cache folder again instead of recreating it empty", async () => {
+    const store = objectStore();
+    const files = sampleWorkspace();
+    await writeTree(store.homeDir("home_w"), files);
+    const r = row();
+    expect((await checkpointDir(store, "home_w", r)).status).toBe("saved");
+    // The metadata still says "clean at revision 1"; only the folder is gone.
+    await rm(store.homeDir("home_w"), { recursive: true });
+    const dir = await store.materialize({ homeKey: "home_w", dataKey, revision: r.state.revision });
+    const restored = await readTree(dir);
+    for (const [path, data] of Object.entries(files)) {
+      const transient = /Cache|Singleton/.test(path);
+      expect(restored[path], path).toBe(transient ? undefined : Buffer.from(data).toString("base64"));
+    }
+    // …so the next checkpoint of the (mounted) home is unchanged, not an empty home.
+    expect((await checkpointDir(store, "home_w", r)).status).toBe("unchanged");
+  });
+
+  it.skipIf(process.getuid?.() !== 0)("gives restored homes the configured owner", async () => {
+    const owner = { uid: 1000, gid: 1000 };
+    const store = new ObjectAgentHomeStore({ dataDir, storage: s3.storage, owner });
+    await writeTree(store.homeDir("home_o"), sampleWorkspace());
+    const r = row();
+    await checkpointDir(store, "home_o", r);
+    await rm(store.homeDir("home_o"), { recursive: true });
+    const dir = await store.materialize({ homeKey: "home_o", dataKey, revision: r.state.revision });
+    const owners = new Set<string>();
+    const walk = async (path: string): Promise<void> => {
+      const info = await lstat(path);
+      owners.add(`${info.uid}:${info.gid}`);
+      if (info.isDirectory()) for (const name of await readdir(path)) await walk(join(path, name));
+    };
+    await walk(dir);
+    expect([...owners]).toEqual(["1000:1000"]);
   });
 
   describe("tampered objects fail restore with a code and change nothing", () => {

@@ -5,7 +5,7 @@
  * previous contents untouched.
  */
 import { createReadStream, createWriteStream } from "node:fs";
-import { lstat, mkdir, readdir, rename, rm } from "node:fs/promises";
+import { lchown, lstat, mkdir, readdir, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -38,6 +38,16 @@ export interface ExtractOptions {
    * and reaches the caller unchanged (callers use it for their own limits and error codes).
    */
   readonly onEntry?: (entry: { path: string; type: "file" | "directory"; size: number }) => void;
+  /**
+   * Owner of everything extracted, the target folder included, set in staging before the swap
+   * (e.g. the uid a container runs as when the folder is its bind-mounted home). Needs root.
+   */
+  readonly owner?: FileOwner;
+}
+
+export interface FileOwner {
+  readonly uid: number;
+  readonly gid: number;
 }
 
 /** Validates one archive entry name; returns the normalised relative path ("" = the root). */
@@ -113,6 +123,7 @@ export async function extractArchive(
   await mkdir(staging, { recursive: true, mode: 0o755 });
   try {
     await extractInto(archive, staging, limits, options);
+    if (options.owner) await chownTree(staging, options.owner);
     const previous = `${targetDir}.previous-${process.pid}-${Date.now()}`;
     const hadTarget = await exists(targetDir);
     if (hadTarget) await rename(targetDir, previous);
@@ -216,6 +227,16 @@ async function extractInto(
     if (error instanceof SandboxError) throw error;
     if (error !== null && typeof error === "object" && hookErrors.has(error)) throw error;
     throw invalid(`unreadable archive: ${(error as Error).message}`, error);
+  }
+}
+
+/** lchown of a freshly extracted tree (directories and regular files only; links never followed). */
+async function chownTree(root: string, owner: FileOwner): Promise<void> {
+  await lchown(root, owner.uid, owner.gid);
+  for (const entry of await readdir(root, { withFileTypes: true })) {
+    const path = join(root, entry.name);
+    if (entry.isDirectory()) await chownTree(path, owner);
+    else await lchown(path, owner.uid, owner.gid);
   }
 }
 

@@ -1,0 +1,194 @@
+// Issue 6 through the whole control plane: a Docker computer whose home is checkpointed into a
+// real S3-compatible bucket (PER-4). The bot's Chromium gets a cookie from a page served inside
+// the computer, files are written; `computer/stop` quiesces the browser and checkpoints; the
+// container AND the local home cache are destroyed, so only the bucket holds the workspace;
+// `computer/start` creates a replacement container whose home provision brings back from S3
+// (PER-2, PRV-3) → byte-identical files, a writable home and the same browser profile.
+import { rm } from "node:fs/promises";
+import { Writable } from "node:stream";
+import { ObjectAgentHomeStore } from "@rakazo/homes";
+import { startTestS3Server, type TestS3Server } from "@rakazo/homes/testing";
+import { createProvider, DOCKER_HOME_GID, DOCKER_HOME_UID } from "@rakazo/sandbox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { COMPUTER_IMAGE, dockerUnavailable } from "../support/docker.ts";
+import { createTestSystem, eventually, runningComputer, type TestSystem } from "../support/system.ts";
+
+const unavailable = await dockerUnavailable();
+if (unavailable) console.log(`home-restore.docker: skipped, ${unavailable}`);
+
+const PORT = 18_765;
+const COOKIE = `rkz=${Math.random().toString(36).slice(2, 12)}`;
+// A plaintext that must not appear in the sealed object (repeated so a match is unmistakable).
+const KNOWN = "rakazo-known-plaintext-0123456789abcdef|".repeat(100);
+
+// Serves /set (sets a persistent cookie) and /check; logs "<path> <Cookie header>" per request.
+const FIXTURE_SERVER = `
+const http = require("node:http");
+const fs = require("node:fs");
+http.createServer((req, res) => {
+  fs.appendFileSync("/tmp/fixture.log", req.url + " " + (req.headers.cookie ?? "-") + "\\n");
+  const headers = { "content-type": "text/html" };
+  if (req.url === "/set") headers["set-cookie"] = "${COOKIE}; Max-Age=86400; Path=/; SameSite=Lax";
+  res.writeHead(200, headers);
+  res.end("<title>fixture</title><h1>" + req.url + "</h1>");
+}).listen(${PORT}, "127.0.0.1");
+`;
+
+describe.skipIf(unavailable !== undefined)("a Docker home restored from the bucket", () => {
+  let s3: TestS3Server;
+  let store: ObjectAgentHomeStore;
+  let system: TestSystem;
+  let tenant: Awaited<ReturnType<TestSystem["newTenant"]>>;
+  let computerId: string;
+
+  beforeAll(async () => {
+    s3 = await startTestS3Server();
+    system = await createTestSystem({
+      provider: (dataDir) => createProvider({ kind: "docker", image: COMPUTER_IMAGE, dataDir }),
+      homes: (dataDir) => {
+        // As packages/config homesFromEnv builds it for the Docker provider.
+        store = new ObjectAgentHomeStore({
+          dataDir,
+          storage: s3.storage,
+          owner: { uid: DOCKER_HOME_UID, gid: DOCKER_HOME_GID },
+        });
+        return store;
+      },
+    });
+    await system.startWorker();
+    tenant = await system.newTenant("home-user");
+    computerId = await runningComputer(system, tenant);
+  }, 180_000);
+
+  afterAll(async () => {
+    if (system) {
+      const row = await computerRow();
+      await system.rpc("computer/delete", { computerId }, tenant.token);
+      await eventually(
+        async () => ((await computerRow())?.state === "deleted" ? true : undefined),
+        60_000,
+      ).catch(() => {});
+      if (row?.providerRef) await system.provider.destroy(row.providerRef).catch(() => {});
+      await system.close();
+    }
+    await s3?.close();
+  }, 120_000);
+
+  const computerRow = () =>
+    system.ctx.db.query.computers.findFirst({ where: (c, { eq }) => eq(c.id, computerId) });
+
+  const exec = async (script: string) => {
+    const res = await system.rpc("computer/exec", { computerId, argv: ["bash", "-c", script] }, tenant.token);
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    const result = res.json.result as { exitCode: number; stdout: string; stderr: string };
+    expect(result.exitCode, `${script}\n${result.stderr}`).toBe(0);
+    return result.stdout;
+  };
+
+  const act = async (actions: unknown[]) => {
+    const res = await system.rpc("computer/act", { computerId, botId: tenant.botId, actions }, tenant.token);
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+  };
+
+  /** Opens `path` of the fixture server in the bot's Chromium and waits for the request. */
+  const visit = async (path: string) => {
+    // observe brings the bot's desktop (and its Chromium) up.
+    const observed = await system.rpc("computer/observe", { computerId, botId: tenant.botId }, tenant.token);
+    expect(observed.status, JSON.stringify(observed.json)).toBe(200);
+    await act([
+      { type: "key", keys: "ctrl+l" },
+      { type: "type", text: `http://127.0.0.1:${PORT}${path}` },
+      { type: "key", keys: "Return" },
+    ]);
+    return eventually(async () => {
+      const log = await exec("cat /tmp/fixture.log 2>/dev/null || true");
+      const line = log.split("\n").find((l) => l.startsWith(`${path} `));
+      return line?.slice(path.length + 1);
+    }, 30_000);
+  };
+
+  const startFixtureServer = async () => {
+    await exec(`setsid -f node -e '${FIXTURE_SERVER}' >/tmp/fixture.out 2>&1 </dev/null`);
+    await eventually(async () => {
+      const res = await system.rpc(
+        "computer/exec",
+        {
+          computerId,
+          argv: ["node", "-e", `fetch("http://127.0.0.1:${PORT}/ping").then(()=>0,()=>process.exit(1))`],
+        },
+        tenant.token,
+      );
+      return res.json.result?.exitCode === 0 ? true : undefined;
+    });
+  };
+
+  const WRITE_FILES = [
+    "mkdir -p docs/deep/er",
+    "head -c 3000000 /dev/urandom > docs/blob.bin",
+    "head -c 70000 /dev/urandom > docs/deep/er/small.bin",
+    "printf '' > docs/empty.txt",
+    `printf '%s' '${KNOWN}' > notes.txt`,
+    "chmod 0750 docs/blob.bin",
+  ].join(" && ");
+  const FINGERPRINT =
+    "set -eo pipefail; find . -path ./.browser-profiles -prune -o -type f -print0 | sort -z | xargs -0 sha256sum; stat -c '%a %n' docs/blob.bin";
+
+  it("keeps files and the browser profile through a replacement restored from S3", async () => {
+    // Before: a cookie from a page served inside the computer, and some files.
+    await startFixtureServer();
+    expect(await visit("/set")).toBe("-");
+    await exec(WRITE_FILES);
+    const before = await exec(FINGERPRINT);
+    expect(before).toContain("notes.txt");
+    expect(before).toContain("docs/deep/er/small.bin");
+
+    // Stop: quiesce the browser (flushes its cookies), checkpoint into the bucket, stop.
+    const stopped = await system.rpc("computer/stop", { computerId }, tenant.token);
+    expect(stopped.status, JSON.stringify(stopped.json)).toBe(200);
+    const row = await eventually(async () => {
+      const current = await computerRow();
+      return current?.state === "stopped" ? current : undefined;
+    }, 90_000);
+    expect(row.homeRevision).toBeGreaterThan(0);
+
+    // The stored object is sealed: a known file's bytes are nowhere in it.
+    const chunks: Buffer[] = [];
+    await store.download(
+      row.homeKey,
+      row.homeRevision,
+      new Writable({
+        write(chunk, _encoding, done) {
+          chunks.push(chunk);
+          done();
+        },
+      }),
+    );
+    const sealed = Buffer.concat(chunks);
+    expect(sealed.subarray(0, 4).toString()).toBe("RKZH");
+    expect(sealed.length).toBeGreaterThan(3_000_000);
+    expect(sealed.includes(Buffer.from(KNOWN.slice(0, 64)))).toBe(false);
+
+    // Only the bucket holds the workspace: no container, no local home.
+    if (!row.providerRef) throw new Error("the stopped computer has no container ref");
+    await system.provider.destroy(row.providerRef);
+    expect(await system.provider.status(row.providerRef)).toBe("missing");
+    await rm(store.homeDir(row.homeKey), { recursive: true, force: true });
+
+    // Start: a replacement container, its home brought back from S3 before it starts.
+    const started = await system.rpc("computer/start", { computerId }, tenant.token);
+    expect(started.status, JSON.stringify(started.json)).toBe(200);
+    const restarted = await eventually(async () => {
+      const current = await computerRow();
+      return current?.state === "running" ? current : undefined;
+    }, 90_000);
+    expect(restarted.providerRef).not.toBe(row.providerRef);
+
+    expect(await exec(FINGERPRINT)).toBe(before);
+    // The workspace user owns what was restored: it can write everywhere in it.
+    await exec("touch docs/deep/er/new.txt && rm docs/blob.bin && test -w .browser-profiles");
+
+    // The browser profile survived: the cookie set before is sent on a revisit.
+    await startFixtureServer();
+    expect(await visit("/check")).toBe(COOKIE);
+  });
+});
