@@ -12,6 +12,8 @@ export const SANDBOX_ERROR_CODES = [
   "MULTI_SCREEN_UNAVAILABLE",
   "DESKTOP_UNAVAILABLE",
   "INVALID_ACTION",
+  /** A page navigation did not finish loading in time (BRW-1). */
+  "PAGE_TIMEOUT",
 ] as const;
 export type SandboxErrorCode = (typeof SANDBOX_ERROR_CODES)[number];
 

@@ -14,6 +14,8 @@ const FROM_SANDBOX: Record<SandboxErrorCode, AppErrorCode> = {
   MULTI_SCREEN_UNAVAILABLE: "MULTI_SCREEN_UNAVAILABLE",
   DESKTOP_UNAVAILABLE: "DESKTOP_UNAVAILABLE",
   INVALID_ACTION: "INVALID_INPUT",
+  // The page did not load in time; details.providerCode keeps PAGE_TIMEOUT.
+  PAGE_TIMEOUT: "PROVIDER_ERROR",
 };
 
 /** Runs a provider call, turning its `SandboxError`s into domain errors with stable codes. */

@@ -15,6 +15,9 @@ export const SUPERVISOR_METHODS = [
   "screens.revoke",
   "screens.check",
   "screens.connections",
+  "page.navigate",
+  "page.snapshot",
+  "page.act",
 ] as const;
 export type SupervisorMethod = (typeof SUPERVISOR_METHODS)[number];
 
@@ -23,6 +26,7 @@ export type SupervisorErrorCode =
   | "MULTI_SCREEN_UNAVAILABLE"
   | "DESKTOP_UNAVAILABLE"
   | "INVALID_ACTION"
+  | "PAGE_TIMEOUT"
   | "SANDBOX_PROVIDER_ERROR";
 
 export type SupervisorAnswer<T = unknown> =

@@ -3,6 +3,8 @@
  * answered with `{ok:true,result}` or `{ok:false,error:{code,message}}` (protocol.ts).
  */
 import http from "node:http";
+import path from "node:path";
+import { createPageMethods, PageMethodError } from "./page/page-methods.ts";
 import type { SupervisorAnswer, SupervisorMethod } from "./protocol.ts";
 import type { GatewayKeys, RevocationRule, ScreenGateway } from "./screen-gateway.ts";
 import { type Supervisor, SupervisorError } from "./supervisor.ts";
@@ -49,6 +51,45 @@ function revocationRules(value: unknown): RevocationRule[] {
       throw new SupervisorError("INVALID_ACTION", "rule.policy must be view or control");
     }
     return Object.fromEntries(Object.entries(parsed).filter(([, v]) => v !== undefined)) as RevocationRule;
+  });
+}
+
+type PageMethods = ReturnType<typeof createPageMethods>;
+const pageMethods = new WeakMap<Supervisor, PageMethods>();
+
+/** The page methods of a supervisor's desktops: each bot's own Chromium, downloads into the workspace. */
+function pagesOf(supervisor: Supervisor): PageMethods {
+  let methods = pageMethods.get(supervisor);
+  if (!methods) {
+    methods = createPageMethods({
+      debuggingPortFor: (botId) => supervisor.debugPortOf(botId),
+      downloads: { dir: path.join(supervisor.workspace, "downloads"), workspacePath: "downloads" },
+    });
+    pageMethods.set(supervisor, methods);
+  }
+  return methods;
+}
+
+/**
+ * `page.*` (BRW-1): the bot's desktop is started first when it has none (CMP-4, same cap and
+ * per-bot ordering as observe/act); page failures keep their code (`INVALID_ACTION`,
+ * `DESKTOP_UNAVAILABLE`, `PAGE_TIMEOUT`). Action failures such as `STALE_REF` are not errors:
+ * they are part of the `page.act` result.
+ */
+function pageCall(
+  supervisor: Supervisor,
+  method: "page.navigate" | "page.snapshot" | "page.act",
+  params: Params,
+): Promise<unknown> {
+  const botId = str(params, "botId");
+  return supervisor.withDesktop(botId, async () => {
+    try {
+      return await pagesOf(supervisor)[method](params);
+    } catch (error) {
+      if (error instanceof SupervisorError) throw error;
+      if (error instanceof PageMethodError) throw new SupervisorError(error.code, error.message);
+      throw new SupervisorError("SANDBOX_PROVIDER_ERROR", `${method}: ${(error as Error).message}`);
+    }
   });
 }
 
@@ -99,6 +140,10 @@ export function dispatch(
     }
     case "screens.connections":
       return gatewayOf(gateway).connections();
+    case "page.navigate":
+    case "page.snapshot":
+    case "page.act":
+      return pageCall(supervisor, method as "page.navigate" | "page.snapshot" | "page.act", params);
     default:
       throw new SupervisorError("SANDBOX_PROVIDER_ERROR", `unknown method ${JSON.stringify(method)}`);
   }

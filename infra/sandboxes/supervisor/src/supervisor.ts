@@ -132,6 +132,32 @@ export class Supervisor {
     });
   }
 
+  /**
+   * Runs `work` while the bot's desktop runs: started on first use like observe (CMP-4), under
+   * the same cap (CMP-5), serialised with the bot's other calls and counted as busy (so never
+   * evicted mid-call). The page methods use it to drive the bot's visible Chromium (BRW-1).
+   */
+  withDesktop<T>(botId: string, work: (plan: { debugPort: number }) => Promise<T>): Promise<T> {
+    return this.#forBot(botId, async () => {
+      const slot = await this.#ensure(botId);
+      return this.#using(slot, (stack) => work({ debugPort: stack.plan.debugPort }));
+    });
+  }
+
+  /** The running desktop's DevTools port (BRW-2); `DESKTOP_UNAVAILABLE` when the bot has none. */
+  debugPortOf(botId: string): number {
+    const slot = this.#slotOf(botId);
+    if (!slot?.stack || slot.state !== "running") {
+      throw new SupervisorError("DESKTOP_UNAVAILABLE", "this bot has no running desktop");
+    }
+    return slot.stack.plan.debugPort;
+  }
+
+  /** The computer's workspace folder (downloads land in `<workspace>/downloads`). */
+  get workspace(): string {
+    return this.#options.workspace;
+  }
+
   /** Ends the bot's desktop (SCR-3); the profile stays (CMP-2). Releasing a bot without one is a no-op. */
   release(botId: string): Promise<{ released: boolean }> {
     return this.#forBot(botId, async () => {

@@ -116,3 +116,11 @@ export async function pageTargetUrl(port: number): Promise<string> {
   if (!page?.webSocketDebuggerUrl) throw new CdpError("the browser has no open tab");
   return page.webSocketDebuggerUrl;
 }
+
+/** The WebSocket URL of the browser target (browser-wide domains such as `Browser.*`). */
+export async function browserTargetUrl(port: number): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${port}/json/version`);
+  const { webSocketDebuggerUrl } = (await response.json()) as { webSocketDebuggerUrl?: string };
+  if (!webSocketDebuggerUrl) throw new CdpError("the browser has no debugger endpoint");
+  return webSocketDebuggerUrl;
+}

@@ -1,13 +1,13 @@
 // BRW-2..5 against real headless Chromium: a page served on loopback, CDP on a loopback port.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPageMethods, MAX_ELEMENTS } from "./page-methods.ts";
+import { createPageMethods, MAX_ELEMENTS, safeDownloadName } from "./page-methods.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 let base: string;
@@ -23,12 +23,21 @@ const pages: Record<string, string> = {
     <button>Sign in</button></form><a href="/other">Other</a>
     <button id="swap" type="button" onclick="this.replaceWith(Object.assign(document.createElement('button'),{id:'swap',textContent:'Swap'}))">Swap</button>`,
   "/other": `<p>Other page</p><a href="/login">Back</a>`,
+  "/export": `<form method="post" action="/csv"><button>Export CSV</button></form>`,
   "/many": Array.from({ length: 500 }, (_, i) => `<button type="button">b${i}</button>`).join(""),
 };
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://x").pathname;
+    if (path === "/csv") {
+      posts.push("csv");
+      res.writeHead(200, {
+        "content-type": "text/csv",
+        "content-disposition": 'attachment; filename="rows.csv"',
+      });
+      return void res.end("a,b\n1,2\n");
+    }
     if (path === "/hang") {
       posts.push("hang");
       return; // never answers: whether the sign-in happened is unknown
@@ -82,6 +91,57 @@ afterAll(async () => {
 });
 
 const methods = () => createPageMethods({ debuggingPortFor: () => port, navigationTimeoutMs: 1_500 });
+
+// Runs before the BRW-5 test, which leaves the tab on a POST that never answers.
+describe.skipIf(!existsSync(CHROMIUM))("page downloads on real Chromium", () => {
+  it("a click that downloads lands in the downloads folder and is reported like the emulator's", async () => {
+    const workspace = await mkdtemp(join(tmpdir(), "rakazo-dl-"));
+    try {
+      const dir = join(workspace, "downloads");
+      const page = createPageMethods({
+        debuggingPortFor: () => port,
+        navigationTimeoutMs: 5_000,
+        downloads: { dir, workspacePath: "downloads" },
+      });
+      await page["page.navigate"]({ botId: "b", url: `${base}/export` });
+      const exportRef = async () =>
+        (
+          (await page["page.snapshot"]({ botId: "b" })).elements.find((e) => e.name === "Export CSV") as {
+            ref: string;
+          }
+        ).ref;
+      posts.length = 0;
+      const first = await page["page.act"]({
+        botId: "b",
+        actions: [{ type: "click", ref: await exportRef() }],
+      });
+      expect(first.error).toBeUndefined();
+      expect(first.url).toBe(`${base}/export`);
+      expect(first.downloads).toEqual([{ path: "downloads/rows.csv", size: 8 }]);
+      expect(await readFile(join(dir, "rows.csv"), "utf8")).toBe("a,b\n1,2\n");
+      // A second download never overwrites the first.
+      const second = await page["page.act"]({
+        botId: "b",
+        actions: [{ type: "click", ref: await exportRef() }],
+      });
+      expect(second.downloads).toEqual([{ path: "downloads/rows (1).csv", size: 8 }]);
+      expect(posts).toEqual(["csv", "csv"]);
+      expect((await readdir(join(dir, ".incoming"))).length).toBe(0);
+      // Without a download nothing is reported.
+      const none = await page["page.act"]({ botId: "b", actions: [{ type: "scroll", dy: 10 }] });
+      expect(none.downloads).toEqual([]);
+    } finally {
+      await rm(workspace, { recursive: true, force: true });
+    }
+  });
+
+  it("names downloads safely", () => {
+    expect(safeDownloadName("../../etc/passwd")).toBe("passwd");
+    expect(safeDownloadName(".bashrc")).toBe("bashrc");
+    expect(safeDownloadName("a\u0000b\nc.csv")).toBe("abc.csv");
+    expect(safeDownloadName("")).toBe("download");
+  });
+});
 
 describe.skipIf(!existsSync(CHROMIUM))("page methods on real Chromium", () => {
   it("binds the debugging port to loopback only (BRW-2)", async () => {

@@ -9,9 +9,17 @@
  * each action the tab must settle: a navigation it started has to finish within the action
  * timeout, or the action counts as delivered-but-unconfirmed (`uncertain`). A batch stops at the
  * first failure and never retries (BRW-5).
+ *
+ * Downloads: while `page.act` runs, the browser saves downloads (`Browser.setDownloadBehavior`)
+ * into `<downloads.dir>/.incoming` under their CDP guid; each completed one is then moved to
+ * `<downloads.dir>/<suggested name>` (never overwriting: `name (1).ext`, …) and reported as
+ * `<downloads.workspacePath>/<name>` with its size, like the page emulator does. Afterwards the
+ * browser's default download behaviour is restored.
  */
+import { linkSync, mkdirSync, statSync, unlinkSync } from "node:fs";
+import path from "node:path";
 import type { PageAction, PageActResult, PageNavigation, PageSnapshot } from "@rakazo/sandbox";
-import { CdpConnection, CdpError, pageTargetUrl } from "./cdp.ts";
+import { browserTargetUrl, CdpConnection, CdpError, pageTargetUrl } from "./cdp.ts";
 import { HELPER_WORLD, installHelper } from "./helper.ts";
 
 export const MAX_ELEMENTS = 80;
@@ -20,13 +28,23 @@ export const MAX_TEXT_CHARS = 8_000;
 export interface PageMethodsOptions {
   /** The bot's Chromium debugging port on 127.0.0.1; throws when the bot has no desktop. */
   debuggingPortFor(botId: string): number | Promise<number>;
-  /** How long a navigation (or an action's navigation) may take. */
+  /** How long a navigation (or an action's navigation, or a download) may take. */
   readonly navigationTimeoutMs?: number;
+  /**
+   * Where `page.act` saves downloads: `dir` is the absolute folder, `workspacePath` how results
+   * name it (workspace-relative). Without it downloads follow the browser's default and
+   * `downloads` stays empty.
+   */
+  readonly downloads?: { readonly dir: string; readonly workspacePath: string };
 }
 
-/** Errors a caller maps to the supervisor's codes ("INVALID_ACTION" is the caller's fault). */
+/**
+ * Errors a caller maps to the supervisor's codes: "INVALID_ACTION" is the caller's fault,
+ * "DESKTOP_UNAVAILABLE" means the bot's browser cannot be reached, "PAGE_TIMEOUT" that a
+ * navigation did not finish loading in time.
+ */
 export class PageMethodError extends Error {
-  readonly code: "INVALID_ACTION" | "SANDBOX_PROVIDER_ERROR";
+  readonly code: "INVALID_ACTION" | "DESKTOP_UNAVAILABLE" | "PAGE_TIMEOUT" | "SANDBOX_PROVIDER_ERROR";
   override readonly name = "PageMethodError";
   constructor(code: PageMethodError["code"], message: string) {
     super(message);
@@ -67,6 +85,9 @@ class TabSession {
   private contexts = new Map<number, { frameId: string; name: string }>();
   private mainFrameId = "";
   private navigating = false;
+  private loadedSinceStart = true;
+  /** Main-frame loads that stopped without a load event: cancelled, or turned into a download. */
+  abortedLoads = 0;
   private loadWaiters: (() => void)[] = [];
 
   private constructor(cdp: CdpConnection, timeoutMs: number) {
@@ -82,11 +103,25 @@ class TabSession {
       if (p.frameId === this.mainFrameId) this.navigating = true;
     });
     cdp.on("Page.frameStartedLoading", (p) => {
-      if (p.frameId === this.mainFrameId) this.navigating = true;
+      if (p.frameId !== this.mainFrameId) return;
+      this.navigating = true;
+      this.loadedSinceStart = false;
     });
-    cdp.on("Page.loadEventFired", () => {
+    const loaded = () => {
       this.navigating = false;
       for (const done of this.loadWaiters.splice(0)) done();
+    };
+    cdp.on("Page.loadEventFired", () => {
+      this.loadedSinceStart = true;
+      loaded();
+    });
+    // A navigation that turned into a download (or was cancelled) stops loading without a load
+    // event; the download itself is announced just after.
+    cdp.on("Page.frameStoppedLoading", (p) => {
+      if (p.frameId !== this.mainFrameId) return;
+      if (!this.loadedSinceStart) this.abortedLoads += 1;
+      this.loadedSinceStart = true;
+      loaded();
     });
   }
 
@@ -149,8 +184,7 @@ class TabSession {
     if (result.errorText)
       throw new PageMethodError("INVALID_ACTION", `could not open ${url}: ${result.errorText}`);
     const timedOut = await Promise.race([loaded.then(() => false), sleep(this.timeoutMs).then(() => true)]);
-    if (timedOut)
-      throw new PageMethodError("SANDBOX_PROVIDER_ERROR", `${url} did not finish loading in time`);
+    if (timedOut) throw new PageMethodError("PAGE_TIMEOUT", `${url} did not finish loading in time`);
   }
 
   async click(x: number, y: number): Promise<void> {
@@ -273,16 +307,13 @@ async function runAction(tab: TabSession, action: PageAction): Promise<void> {
 export function createPageMethods(options: PageMethodsOptions) {
   const timeoutMs = options.navigationTimeoutMs ?? 15_000;
 
-  async function withTab<T>(params: Params, use: (tab: TabSession) => Promise<T>): Promise<T> {
+  async function withTab<T>(params: Params, use: (tab: TabSession, port: number) => Promise<T>): Promise<T> {
     const port = await options.debuggingPortFor(str(params, "botId"));
     const tab = await TabSession.open(port, timeoutMs).catch((error: unknown) => {
-      throw new PageMethodError(
-        "SANDBOX_PROVIDER_ERROR",
-        `the bot's browser is not reachable: ${(error as Error).message}`,
-      );
+      throw unreachable(error);
     });
     try {
-      return await use(tab);
+      return await use(tab, port);
     } finally {
       tab.close();
     }
@@ -302,32 +333,169 @@ export function createPageMethods(options: PageMethodsOptions) {
       withTab(params, (tab) => tab.helper<PageSnapshot>("snapshot", MAX_ELEMENTS, MAX_TEXT_CHARS)),
 
     "page.act": (params: Params): Promise<PageActResult> =>
-      withTab(params, async (tab) => {
+      withTab(params, async (tab, port) => {
         const actions = params.actions;
         if (!Array.isArray(actions) || actions.length === 0 || actions.length > 50) {
           throw new PageMethodError("INVALID_ACTION", "actions must be a list of 1 to 50 page actions");
         }
-        let completed = 0;
-        let error: Failure | undefined;
-        for (const action of actions as PageAction[]) {
-          try {
-            await runAction(tab, action);
-            completed += 1;
-          } catch (failure) {
-            const known =
-              failure instanceof ActionFailure
-                ? failure.failure
-                : { code: "FAILED" as const, message: String(failure), uncertain: true };
-            error = { ...known, index: completed };
-            break;
-          }
+        const downloads = options.downloads
+          ? await DownloadWatch.open(port, options.downloads).catch((error: unknown) => {
+              throw unreachable(error);
+            })
+          : undefined;
+        try {
+          return await actOn(tab, actions as PageAction[], downloads);
+        } finally {
+          await downloads?.close();
         }
-        // After an unsettled action the document may still be changing: report what the tab's
-        // target says rather than waiting on a world that may never come.
-        const where = error?.uncertain
-          ? await tab.targetInfo()
-          : await tab.helper<{ url: string; title: string }>("title").catch(() => tab.targetInfo());
-        return { completed, total: actions.length, ...where, downloads: [], ...(error ? { error } : {}) };
       }),
   };
+
+  async function actOn(
+    tab: TabSession,
+    actions: readonly PageAction[],
+    watch: DownloadWatch | undefined,
+  ): Promise<PageActResult> {
+    let completed = 0;
+    let error: Failure | undefined;
+    for (const action of actions) {
+      try {
+        await runAction(tab, action);
+        completed += 1;
+      } catch (failure) {
+        const known =
+          failure instanceof ActionFailure
+            ? failure.failure
+            : { code: "FAILED" as const, message: String(failure), uncertain: true };
+        error = { ...known, index: completed };
+        break;
+      }
+    }
+    // After an unsettled action the document may still be changing: report what the tab's
+    // target says rather than waiting on a world that may never come.
+    const where = error?.uncertain
+      ? await tab.targetInfo()
+      : await tab.helper<{ url: string; title: string }>("title").catch(() => tab.targetInfo());
+    // A load that stopped without loading may be a download Chromium announces a moment later.
+    const downloads = watch ? await watch.finish(timeoutMs, tab.abortedLoads > 0 ? 2_000 : 0) : [];
+    return { completed, total: actions.length, ...where, downloads, ...(error ? { error } : {}) };
+  }
+}
+
+function unreachable(error: unknown): PageMethodError {
+  return new PageMethodError(
+    "DESKTOP_UNAVAILABLE",
+    `the bot's browser is not reachable: ${(error as Error).message}`,
+  );
+}
+
+/** A file name safe to create in the downloads folder: one segment, no dot-prefix, no controls. */
+export function safeDownloadName(suggested: string): string {
+  const base = suggested.split(/[\\/]/).pop() ?? "";
+  const printable = Array.from(base)
+    .filter((ch) => ch >= " " && ch !== "\u007f")
+    .join("");
+  const cleaned = printable
+    .replace(/^[.\s]+/, "")
+    .trim()
+    .slice(0, 200);
+  return cleaned === "" ? "download" : cleaned;
+}
+
+/**
+ * Downloads of one `page.act` call, through a browser-level CDP connection (download behaviour
+ * and its events are browser-wide and last only as long as the connection that set them).
+ */
+class DownloadWatch {
+  private readonly cdp: CdpConnection;
+  private readonly target: { readonly dir: string; readonly workspacePath: string };
+  private readonly incoming: string;
+  private readonly begun: { guid: string; name: string; done: Promise<boolean> }[] = [];
+  private readonly settle = new Map<string, (ok: boolean) => void>();
+  private onBegin: (() => void) | undefined;
+
+  private constructor(cdp: CdpConnection, target: DownloadWatch["target"]) {
+    this.cdp = cdp;
+    this.target = target;
+    this.incoming = path.join(target.dir, ".incoming");
+    cdp.on("Browser.downloadWillBegin", (p) => {
+      const guid = String(p.guid);
+      const done = new Promise<boolean>((resolve) => this.settle.set(guid, resolve));
+      this.begun.push({ guid, name: safeDownloadName(String(p.suggestedFilename ?? "")), done });
+      this.onBegin?.();
+    });
+    cdp.on("Browser.downloadProgress", (p) => {
+      if (p.state === "completed" || p.state === "canceled")
+        this.settle.get(String(p.guid))?.(p.state === "completed");
+    });
+  }
+
+  static async open(port: number, target: DownloadWatch["target"]): Promise<DownloadWatch> {
+    const cdp = await CdpConnection.open(await browserTargetUrl(port));
+    const watch = new DownloadWatch(cdp, target);
+    try {
+      mkdirSync(watch.incoming, { recursive: true });
+      await cdp.send("Browser.setDownloadBehavior", {
+        behavior: "allowAndName",
+        downloadPath: watch.incoming,
+        eventsEnabled: true,
+      });
+    } catch (error) {
+      cdp.close();
+      throw error;
+    }
+    return watch;
+  }
+
+  /**
+   * Waits (bounded) for the downloads that began, moves the completed ones into place.
+   * `beginGraceMs`: how long to wait for a first download to be announced when none has been.
+   */
+  async finish(timeoutMs: number, beginGraceMs: number): Promise<{ path: string; size: number }[]> {
+    if (this.begun.length === 0 && beginGraceMs > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, beginGraceMs);
+        this.onBegin = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.onBegin = undefined;
+    }
+    const deadline = Date.now() + timeoutMs;
+    const saved: { path: string; size: number }[] = [];
+    for (const download of this.begun) {
+      const left = Math.max(deadline - Date.now(), 0);
+      const ok = await Promise.race([download.done, sleep(left).then(() => false)]);
+      if (!ok) continue;
+      const name = this.place(path.join(this.incoming, download.guid), download.name);
+      saved.push({
+        path: `${this.target.workspacePath}/${name}`,
+        size: statSync(path.join(this.target.dir, name)).size,
+      });
+    }
+    return saved;
+  }
+
+  /** Moves a finished file to `<dir>/<name>`, or `name (n).ext` when taken; never overwrites. */
+  private place(from: string, name: string): string {
+    const ext = path.extname(name);
+    const stem = name.slice(0, name.length - ext.length);
+    for (let n = 0; ; n += 1) {
+      const candidate = n === 0 ? name : `${stem} (${n})${ext}`;
+      try {
+        linkSync(from, path.join(this.target.dir, candidate));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "EEXIST" && n < 1000) continue;
+        throw error;
+      }
+      unlinkSync(from);
+      return candidate;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.cdp.send("Browser.setDownloadBehavior", { behavior: "default" }, 2_000).catch(() => undefined);
+    this.cdp.close();
+  }
 }

@@ -11,6 +11,7 @@ import { normalizeWorkspacePath } from "../../paths.ts";
 import type {
   ExecRequest,
   ExecResult,
+  PageBrowser,
   ProviderCapabilities,
   ProvisionRequest,
   ProvisionResult,
@@ -66,6 +67,8 @@ export interface DockerProviderOptions {
    * `capabilities.desktop: false` and sandboxes have no `desktop`.
    */
   readonly desktop?: (context: DockerDesktopContext) => SandboxDesktop;
+  /** Wires page tools on the bot's visible Chromium (BRW-1); sets `capabilities.pageBrowser`. */
+  readonly pageBrowser?: (context: DockerDesktopContext) => PageBrowser;
   /** Wires the computer's screen gateway (SCR-1), e.g. `createSupervisedScreens` over `<run dir>/gateway.sock`. */
   readonly screens?: (context: DockerDesktopContext) => SandboxScreens;
   readonly log?: (event: Record<string, unknown>) => void;
@@ -78,7 +81,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
   const log = options.log ?? (() => {});
   const capabilities: ProviderCapabilities = {
     desktop: options.desktop !== undefined,
-    pageBrowser: false,
+    pageBrowser: options.pageBrowser !== undefined,
     terminal: false,
     billsWhileRunning: false,
   };
@@ -283,6 +286,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
         },
       };
       if (options.screens) handle.screens = options.screens(context);
+      if (options.pageBrowser) handle.pageBrowser = options.pageBrowser(context);
       if (options.desktop) {
         handle.desktop = options.desktop({
           ref,

@@ -8,6 +8,7 @@ import Docker from "dockerode";
 import type { SandboxProvider } from "../../provider.ts";
 import type { DockerProviderConfig } from "../../registry.ts";
 import { createSupervisedDesktop } from "../../supervised-desktop.ts";
+import { createSupervisedPageBrowser } from "../../supervised-page-browser.ts";
 import { createSupervisedScreens } from "../../supervised-screens.ts";
 import {
   SUPERVISOR_CLI_COMMAND,
@@ -42,6 +43,8 @@ export function createSupervisedDockerProvider(config: DockerProviderConfig): Sa
     ...(config.pidsLimit !== undefined ? { pidsLimit: config.pidsLimit } : {}),
     environment: { SANDBOX_TEAM_SCREEN_LIMIT: String(config.screenLimit ?? 0) },
     desktop: (context) => createSupervisedDesktop(supervisorTransport(context)),
+    // The bot's visible Chromium tab through the supervisor's page methods (BRW-1).
+    pageBrowser: (context) => createSupervisedPageBrowser(supervisorTransport(context)),
     // One gateway per computer, on a Unix socket in the bind-mounted run dir (SCR-1).
     screens: (context) =>
       createSupervisedScreens(supervisorTransport(context), async () => ({

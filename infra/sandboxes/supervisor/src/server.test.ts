@@ -1,0 +1,84 @@
+/** The RPC dispatch of `page.*` (BRW-1): lazy desktop start, cap, and error codes. No processes. */
+import { mkdtempSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import type { DesktopStack, StackLauncher } from "./desktop-stack.ts";
+import { dispatch, toAnswer } from "./server.ts";
+import type { StackPlan } from "./stack-argv.ts";
+import { Supervisor } from "./supervisor.ts";
+
+/** A port nothing listens on: the "browser" of an in-memory desktop is unreachable. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((done) => server.close(() => done()));
+  return port;
+}
+
+async function setup(screenLimit = 0) {
+  const started: StackPlan[] = [];
+  const launcher: StackLauncher = {
+    async start(plan) {
+      started.push(plan);
+      const stack: DesktopStack = {
+        plan,
+        capture: async () => ({ png: Buffer.alloc(0), width: 1, height: 1, frameHash: "h" }),
+        runStep: async () => undefined,
+        teardown: async () => undefined,
+      };
+      return stack;
+    },
+  };
+  const supervisor = new Supervisor({
+    launcher,
+    workspace: mkdtempSync(path.join(os.tmpdir(), "sup-ws-")),
+    layout: {
+      runDir: mkdtempSync(path.join(os.tmpdir(), "sup-run-")),
+      displayBase: 10,
+      debugPortBase: await closedPort(),
+    },
+    screenLimit,
+  });
+  const call = async (method: string, params: Record<string, unknown>) => {
+    try {
+      return { ok: true, result: await dispatch(supervisor, method, params) };
+    } catch (error) {
+      return toAnswer(error);
+    }
+  };
+  return { supervisor, started, call };
+}
+
+describe("page.* dispatch", () => {
+  it("starts the bot's desktop first (CMP-4) and drives that desktop's browser port", async () => {
+    const { supervisor, started, call } = await setup();
+    const answer = await call("page.snapshot", { botId: "ada" });
+    expect(started.map((plan) => plan.index)).toEqual([0]);
+    expect(supervisor.list().map((slot) => [slot.botId, slot.state])).toEqual([["ada", "running"]]);
+    // The in-memory desktop has no Chromium behind its port: reported as an unreachable desktop.
+    expect(answer).toMatchObject({
+      ok: false,
+      error: { code: "DESKTOP_UNAVAILABLE", message: expect.stringContaining("not reachable") },
+    });
+    // The next page call reuses the running desktop.
+    await call("page.act", { botId: "ada", actions: [{ type: "wait", ms: 1 }] });
+    expect(started).toHaveLength(1);
+  });
+
+  it("keeps the cap: past SANDBOX_TEAM_SCREEN_LIMIT a page call is MULTI_SCREEN_UNAVAILABLE", async () => {
+    const { supervisor, call } = await setup(1);
+    await supervisor.observe("ada");
+    supervisor.setControlled("ada", true);
+    const answer = await call("page.navigate", { botId: "grace", url: "http://127.0.0.1/" });
+    expect(answer).toMatchObject({ ok: false, error: { code: "MULTI_SCREEN_UNAVAILABLE" } });
+  });
+
+  it("refuses a call without a bot as INVALID_ACTION, starting nothing", async () => {
+    const { started, call } = await setup();
+    expect(await call("page.snapshot", {})).toMatchObject({ ok: false, error: { code: "INVALID_ACTION" } });
+    expect(started).toHaveLength(0);
+  });
+});
