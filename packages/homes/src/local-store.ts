@@ -4,16 +4,14 @@
  * fingerprint. Archive checkpoints are staged and swapped in whole; checkpoints of one home are
  * serialized (in-process mutex + cross-process lock).
  */
-import { createHash } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import type { Readable } from "node:stream";
-import { PassThrough } from "node:stream";
 import { type FileEntry, type FileOwner, packDirectory } from "@rakazo/sandbox";
+import { stageCheckpoint } from "./checkpoint-stage.ts";
 import { HomeStoreError } from "./errors.ts";
 import { isTransientBrowserFile } from "./exclude.ts";
 import { HomeFolders, type HomeMetadata } from "./home-folders.ts";
 import type { HomeLock } from "./lock.ts";
-import { computeManifest } from "./manifest.ts";
 import {
   type AgentHomeStore,
   type CheckpointRequest,
@@ -34,20 +32,6 @@ export interface LocalAgentHomeStoreOptions {
    * uid/gid a container runs as when it bind-mounts the home (Docker, PRV-5: 1000:1000).
    */
   readonly owner?: FileOwner;
-}
-
-/** Tees an archive through SHA-256 so an unchanged export can be recognised. */
-export function digestingArchive(archive: Readable): { stream: Readable; digest: () => string } {
-  const hash = createHash("sha256");
-  const tee = new PassThrough();
-  tee.on("error", () => {}); // surfaced through `tee.errored` to the pipeline that consumes it
-  archive.on("data", (chunk: Buffer) => hash.update(chunk));
-  archive.on("error", (error) => tee.destroy(error));
-  archive.pipe(tee);
-  tee.on("close", () => {
-    if (!archive.destroyed) archive.destroy();
-  });
-  return { stream: tee, digest: () => hash.digest("hex") };
 }
 
 export class LocalAgentHomeStore implements AgentHomeStore {
@@ -71,21 +55,7 @@ export class LocalAgentHomeStore implements AgentHomeStore {
     const { homeKey, previousRevision } = request;
     return this.folders.withLock(homeKey, async () => {
       const meta = await this.folders.readMetadata(homeKey);
-      const dir = this.folders.homeDir(homeKey);
-      let archiveDigest: string | null = null;
-      if (request.source.kind === "archive") {
-        const { stream, digest } = digestingArchive(request.source.archive);
-        await this.folders.extractInto(homeKey, stream);
-        archiveDigest = digest();
-      } else {
-        await mkdir(dir, { recursive: true });
-      }
-      const manifest = await computeManifest(dir, isTransientBrowserFile);
-      const unchanged =
-        !request.force &&
-        meta?.state === "clean" &&
-        meta.revision === previousRevision &&
-        (archiveDigest === null ? meta.manifest === manifest.digest : meta.archiveDigest === archiveDigest);
+      const { archiveDigest, manifest, unchanged } = await stageCheckpoint(this.folders, request, meta);
       if (unchanged) {
         return {
           status: "unchanged",

@@ -23,10 +23,11 @@ import {
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { type FileEntry, type FileOwner, packDirectory } from "@rakazo/sandbox";
+import { stageCheckpoint } from "./checkpoint-stage.ts";
 import { HomeStoreError } from "./errors.ts";
 import { isTransientBrowserFile } from "./exclude.ts";
 import { HomeFolders } from "./home-folders.ts";
-import { digestingArchive, metadata } from "./local-store.ts";
+import { metadata } from "./local-store.ts";
 import type { HomeLock } from "./lock.ts";
 import { computeManifest } from "./manifest.ts";
 import { createSealStream, createUnsealStream } from "./seal.ts";
@@ -128,27 +129,20 @@ export class ObjectAgentHomeStore implements AgentHomeStore {
     const dataKey = requireKey(request.dataKey, homeKey);
     return this.#folders.withLock(homeKey, async () => {
       const meta = await this.#folders.readMetadata(homeKey);
-      const dir = this.#folders.homeDir(homeKey);
-      let archiveDigest: string | null = null;
-      if (request.source.kind === "archive") {
-        // The cache is about to hold content newer than any stored revision.
-        await this.#folders.writeMetadata(
-          metadata(homeKey, meta?.revision ?? 0, null, meta?.archiveDigest ?? null, "pending"),
-        );
-        const { stream, digest } = digestingArchive(request.source.archive);
-        await this.#folders.extractInto(homeKey, stream);
-        archiveDigest = digest();
-      } else {
-        await mkdir(dir, { recursive: true });
-      }
-      const manifest = await computeManifest(dir, isTransientBrowserFile);
-      const unchanged =
-        !request.force &&
-        meta?.state === "clean" &&
-        meta.revision === previousRevision &&
-        (archiveDigest === null ? meta.manifest === manifest.digest : meta.archiveDigest === archiveDigest);
+      const { dir, archiveDigest, manifest, unchanged } = await stageCheckpoint(
+        this.#folders,
+        request,
+        meta,
+        {
+          // The cache is about to hold content newer than any stored revision.
+          beforeExtract: () =>
+            this.#folders.writeMetadata(
+              metadata(homeKey, meta?.revision ?? 0, null, meta?.archiveDigest ?? null, "pending"),
+            ),
+        },
+      );
       if (unchanged) {
-        if (archiveDigest !== null)
+        if (archiveDigest !== null && meta)
           await this.#folders.writeMetadata({ ...meta, savedAt: new Date().toISOString() });
         return {
           status: "unchanged",
