@@ -145,6 +145,22 @@ describe("ScreenGateway tickets", () => {
     ws.close();
   });
 
+  it("passes server bytes through intact and in order, pausing for a client that reads slowly", async () => {
+    const ws = await connect(ticket(claims({ policy: "view" })));
+    await handshake(ws);
+    const chunks: Buffer[] = [];
+    ws.on("message", (data: Buffer) => chunks.push(data));
+    // Distinct bytes everywhere, so a reused read buffer overwritten before it was sent shows.
+    const screen = randomBytes(8 * 1024 * 1024);
+    ws.pause();
+    for (let at = 0; at < screen.length; at += 100_000) rfb.push(screen.subarray(at, at + 100_000));
+    await new Promise((r) => setTimeout(r, 300));
+    ws.resume();
+    await until(() => chunks.reduce((n, c) => n + c.length, 0) >= screen.length, 4000);
+    expect(Buffer.concat(chunks).equals(screen)).toBe(true);
+    ws.close();
+  });
+
   it("closes a view connection whose stream it cannot parse (fail closed)", async () => {
     const ws = await connect(ticket(claims({ policy: "view" })));
     await handshake(ws);

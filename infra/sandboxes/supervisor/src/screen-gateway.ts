@@ -26,8 +26,10 @@ import {
   ClientFrameParser,
   closeFrame,
   frameHeader,
+  MAX_FRAME_HEADER,
   OPCODE,
   validWebSocketKey,
+  writeFrameHeader,
 } from "./ws-frame.ts";
 
 export const TICKET_HEADER = "x-rakazo-screen-ticket";
@@ -118,6 +120,21 @@ interface Connection {
 }
 
 const MAX_RULES = 10_000;
+/**
+ * Server→client bytes are read straight into one buffer per connection (`onread`), after
+ * `MAX_FRAME_HEADER` spare bytes, and each read leaves as one binary frame written in place
+ * (header + payload in a single write): no allocation, copy or concatenation per chunk, and
+ * reads as large as the socket has queued instead of 64 KiB.
+ */
+const READ_SIZE = 256 * 1024;
+
+/** The upstream socket's reader: who receives reads changes when the bridge starts. */
+interface UpstreamReader {
+  readonly block: Buffer;
+  /** Bytes read before the bridge existed (copied, as `block` is reused). */
+  readonly early: Buffer[];
+  deliver?: (length: number) => boolean;
+}
 
 export function ruleMatches(rule: RevocationRule, claims: ScreenClaims): boolean {
   if (rule.id === undefined && rule.issuedAtOrBefore === undefined) return false;
@@ -321,7 +338,18 @@ export class ScreenGateway {
     const { claims, slot } = verdict;
     // Connect upstream before answering 101, so a dead desktop is an HTTP error, not a
     // websocket that closes at once.
-    const upstream = net.connect(slot.vncSocket);
+    const reader: UpstreamReader = { block: Buffer.allocUnsafe(MAX_FRAME_HEADER + READ_SIZE), early: [] };
+    const upstream = net.connect({
+      path: slot.vncSocket,
+      onread: {
+        buffer: reader.block.subarray(MAX_FRAME_HEADER),
+        callback: (length) => {
+          if (reader.deliver) return reader.deliver(length);
+          reader.early.push(Buffer.from(reader.block.subarray(MAX_FRAME_HEADER, MAX_FRAME_HEADER + length)));
+          return true;
+        },
+      },
+    });
     let connected = false;
     upstream.once("error", () => {
       if (!connected) refuse("upstream_unavailable");
@@ -339,11 +367,11 @@ export class ScreenGateway {
         "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
           `Sec-WebSocket-Accept: ${acceptValue(key)}\r\n\r\n`,
       );
-      this.#bridge(claims, socket, upstream);
+      this.#bridge(claims, socket, upstream, reader);
     });
   }
 
-  #bridge(claims: ScreenClaims, client: Duplex, upstream: net.Socket): void {
+  #bridge(claims: ScreenClaims, client: Duplex, upstream: net.Socket, reader: UpstreamReader): void {
     const connection: Connection = {
       info: {
         connectionId: randomBytes(8).toString("hex"),
@@ -371,15 +399,25 @@ export class ScreenGateway {
     if ("setNoDelay" in client && typeof client.setNoDelay === "function") client.setNoDelay(true);
     upstream.setNoDelay(true);
 
-    // Server → client: each chunk becomes one binary frame; backpressure both ways.
-    upstream.on("data", (chunk: Buffer) => {
-      client.cork();
-      client.write(frameHeader(OPCODE.binary, chunk.length));
-      const flushed = client.write(chunk);
-      client.uncork();
-      if (!flushed) upstream.pause();
-    });
-    client.on("drain", () => upstream.resume());
+    // Server → client: a pure pass-through (nothing to enforce on what a desktop shows). Each
+    // read becomes one binary frame, framed in place in `reader.block`. While the client socket
+    // has not flushed a frame it still references the block, so reading (which would overwrite
+    // it) stops until that write completes: backpressure and buffer reuse in one rule.
+    for (const bytes of reader.early.splice(0)) {
+      client.write(Buffer.concat([frameHeader(OPCODE.binary, bytes.length), bytes]));
+    }
+    const { block } = reader;
+    reader.deliver = (length) => {
+      if (connection.closed) return false;
+      const start = writeFrameHeader(block, MAX_FRAME_HEADER, OPCODE.binary, length);
+      let held = false;
+      client.write(block.subarray(start, MAX_FRAME_HEADER + length), () => {
+        if (held && !connection.closed) upstream.resume();
+      });
+      if (client.writableLength === 0) return true;
+      held = true;
+      return false;
+    };
     upstream.on("drain", () => client.resume());
 
     const parser = new ClientFrameParser();

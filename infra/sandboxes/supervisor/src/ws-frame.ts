@@ -22,19 +22,38 @@ export function validWebSocketKey(key: string | undefined): key is string {
   return typeof key === "string" && /^[A-Za-z0-9+/]{22}==$/.test(key);
 }
 
-export function frameHeader(opcode: number, length: number): Buffer {
-  if (length < 126) return Buffer.from([0x80 | opcode, length]);
-  if (length < 65_536) {
-    const header = Buffer.alloc(4);
-    header[0] = 0x80 | opcode;
-    header[1] = 126;
-    header.writeUInt16BE(length, 2);
-    return header;
+/** Longest server frame header (no mask): 2 + 8-byte extended length. */
+export const MAX_FRAME_HEADER = 10;
+
+export function frameHeaderLength(length: number): number {
+  return length < 126 ? 2 : length < 65_536 ? 4 : 10;
+}
+
+/**
+ * Writes a final, unmasked frame header for a `length`-byte payload into `target` so that it
+ * ends at `end` (where the payload starts); returns where it starts. Lets a caller read the
+ * payload into a buffer after `MAX_FRAME_HEADER` spare bytes and send header and payload as
+ * one contiguous write, without allocating or copying.
+ */
+export function writeFrameHeader(target: Buffer, end: number, opcode: number, length: number): number {
+  const start = end - frameHeaderLength(length);
+  target[start] = 0x80 | opcode;
+  if (length < 126) {
+    target[start + 1] = length;
+  } else if (length < 65_536) {
+    target[start + 1] = 126;
+    target.writeUInt16BE(length, start + 2);
+  } else {
+    target[start + 1] = 127;
+    target.writeUInt32BE(Math.floor(length / 2 ** 32), start + 2);
+    target.writeUInt32BE(length >>> 0, start + 6);
   }
-  const header = Buffer.alloc(10);
-  header[0] = 0x80 | opcode;
-  header[1] = 127;
-  header.writeBigUInt64BE(BigInt(length), 2);
+  return start;
+}
+
+export function frameHeader(opcode: number, length: number): Buffer {
+  const header = Buffer.alloc(frameHeaderLength(length));
+  writeFrameHeader(header, header.length, opcode, length);
   return header;
 }
 
