@@ -1,1 +1,1 @@
-export { type ContractOptions, runSandboxProviderContract } from "./contract.ts";
+export { CONTRACT_TESTS, type ContractOptions, runSandboxProviderContract } from "./contract.ts";

@@ -17,9 +17,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { buildArchive, readAll } from "../../archive.ts";
 import { isSandboxError } from "../../errors.ts";
 import type { SandboxProvider } from "../../provider.ts";
-import { runSandboxProviderContract } from "../../testing/contract.ts";
+import { CONTRACT_TESTS, runSandboxProviderContract } from "../../testing/contract.ts";
 import { computerSlug } from "./container-spec.ts";
 import { createDockerProvider } from "./docker-provider.ts";
+import { createSupervisedDockerProvider } from "./supervised.ts";
 
 const IMAGE = process.env.RAKAZO_COMPUTER_IMAGE ?? "rakazo-computer:latest";
 const LABEL_PREFIX = "rakazo-test";
@@ -89,6 +90,19 @@ describe.skipIf(!dockerAvailable)("docker provider", () => {
           "Docker desktops are wired through the supervised desktop (createDockerProvider({ desktop }))",
       },
     ],
+  });
+
+  // The contract's desktop tests on the provider as the system runs it: desktops through the
+  // in-computer supervisor (the run above has no desktop wiring).
+  runSandboxProviderContract({
+    name: "docker with supervised desktops",
+    create: async () => {
+      const dataDir = await mkdtemp(join(tmpdir(), "rakazo-docker-desktops-"));
+      dataDirs.push(dataDir);
+      return createSupervisedDockerProvider({ image: IMAGE, dataDir });
+    },
+    timeoutMs: 120_000,
+    only: { tests: CONTRACT_TESTS.desktop, reason: "covered by the run of the same adapter above" },
   });
 
   describe("docker specifics", () => {
