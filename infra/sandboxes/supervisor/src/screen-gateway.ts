@@ -13,13 +13,35 @@
  *   slot's connections before teardown (4002, SCR-3).
  * Keys and revocations are persisted in the run dir (0600) so a restarted daemon keeps them.
  */
-import { randomBytes, timingSafeEqual } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+export * from "./gateway-rules.ts";
+
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import path from "node:path";
 import type { Duplex } from "node:stream";
-import { isKeyId, openCapability, type ScreenClaims, type ScreenPolicy } from "./capability-codec.ts";
+import { openCapability, type ScreenClaims } from "./capability-codec.ts";
+import {
+  CLOSE_POLICY,
+  CLOSE_REVOKED,
+  CLOSE_SLOT_CLOSED,
+  type ConnectionInfo,
+  type GatewayKeys,
+  type GatewaySlot,
+  gatewayStateFiles,
+  headerValue,
+  parseKeys,
+  type RejectReason,
+  type RevocationRule,
+  readGatewayState,
+  ruleMatches,
+  type ScreenGatewayOptions,
+  sameText,
+  statusFor,
+  TICKET_HEADER,
+  writePrivate,
+} from "./gateway-rules.ts";
 import { RfbViewFilter } from "./rfb-filter.ts";
 import {
   acceptValue,
@@ -31,85 +53,6 @@ import {
   validWebSocketKey,
   writeFrameHeader,
 } from "./ws-frame.ts";
-
-export const TICKET_HEADER = "x-rakazo-screen-ticket";
-export const CLOSE_REVOKED = 4001;
-export const CLOSE_SLOT_CLOSED = 4002;
-export const CLOSE_POLICY = 1008;
-
-export type GatewayListen = { readonly path: string } | { readonly host: string; readonly port: number };
-
-/** Parses `unix:<path>` / `tcp:<host>:<port>` (or a bare path). */
-export function parseGatewayListen(value: string): GatewayListen {
-  if (value.startsWith("tcp:")) {
-    const rest = value.slice(4);
-    const colon = rest.lastIndexOf(":");
-    const port = Number(rest.slice(colon + 1));
-    if (colon <= 0 || !Number.isInteger(port) || port < 0 || port > 65_535) {
-      throw new Error(`invalid gateway listen address ${JSON.stringify(value)}`);
-    }
-    return { host: rest.slice(0, colon), port };
-  }
-  return { path: value.startsWith("unix:") ? value.slice(5) : value };
-}
-
-export interface GatewaySlot {
-  readonly index: number;
-  readonly generation: number;
-  readonly botId: string;
-  readonly state: string;
-  readonly vncSocket: string;
-}
-
-export type RejectReason =
-  | "missing_ticket"
-  | "not_configured"
-  | "malformed"
-  | "unknown_key"
-  | "forged"
-  | "expired"
-  | "wrong_computer"
-  | "revoked"
-  | "slot_gone"
-  | "bad_request"
-  | "upstream_unavailable";
-
-/** Matches claims when every field it sets matches; `expiresAt` is when it may be forgotten. */
-export interface RevocationRule {
-  readonly id?: string;
-  readonly botId?: string;
-  readonly policy?: ScreenPolicy;
-  readonly subject?: string;
-  /** Matches capabilities issued at or before this time (ms). */
-  readonly issuedAtOrBefore?: number;
-  readonly expiresAt: number;
-}
-
-export interface GatewayKeys {
-  readonly computerId: string;
-  /** Gateway keys of this computer (already derived by the host), base64, newest first. */
-  readonly keys: readonly { readonly kid: string; readonly key: string }[];
-}
-
-export interface ConnectionInfo {
-  readonly connectionId: string;
-  readonly capabilityId: string;
-  readonly botId: string;
-  readonly slot: number;
-  readonly generation: number;
-  readonly policy: ScreenPolicy;
-  readonly startedAt: number;
-  readonly droppedInput: number;
-}
-
-export interface ScreenGatewayOptions {
-  readonly listen: GatewayListen;
-  /** Directory for `gateway.key` and `gateway-revocations.json`. */
-  readonly stateDir: string;
-  readonly slotAt: (index: number) => GatewaySlot | undefined;
-  readonly log?: (event: Record<string, unknown>) => void;
-  readonly now?: () => number;
-}
 
 interface Connection {
   readonly info: { -readonly [K in keyof ConnectionInfo]: ConnectionInfo[K] };
@@ -136,23 +79,6 @@ interface UpstreamReader {
   deliver?: (length: number) => boolean;
 }
 
-export function ruleMatches(rule: RevocationRule, claims: ScreenClaims): boolean {
-  if (rule.id === undefined && rule.issuedAtOrBefore === undefined) return false;
-  return (
-    (rule.id === undefined || rule.id === claims.id) &&
-    (rule.botId === undefined || rule.botId === claims.botId) &&
-    (rule.policy === undefined || rule.policy === claims.policy) &&
-    (rule.subject === undefined || rule.subject === claims.subject) &&
-    (rule.issuedAtOrBefore === undefined || claims.issuedAt <= rule.issuedAtOrBefore)
-  );
-}
-
-function sameText(a: string, b: string): boolean {
-  const ba = Buffer.from(a);
-  const bb = Buffer.from(b);
-  return ba.length === bb.length && timingSafeEqual(ba, bb);
-}
-
 export class ScreenGateway {
   readonly #options: ScreenGatewayOptions;
   readonly #now: () => number;
@@ -167,18 +93,20 @@ export class ScreenGateway {
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#log = options.log ?? (() => {});
-    this.#loadState();
+    const state = readGatewayState(options.stateDir, this.#now());
+    this.#rules = state.rules;
+    try {
+      if (state.config) {
+        this.#keys = parseKeys(state.config);
+        this.#computerId = state.config.computerId;
+      }
+    } catch {
+      // Unreadable keys count as not configured: every ticket is refused until reconfigured.
+    }
     this.#server = http.createServer((request, response) => this.#onRequest(request, response));
     this.#server.on("upgrade", (request, socket) => this.#onUpgrade(request, socket));
     this.#server.requestTimeout = 10_000;
     this.#server.headersTimeout = 10_000;
-  }
-
-  get #keyFile(): string {
-    return path.join(this.#options.stateDir, "gateway.key");
-  }
-  get #rulesFile(): string {
-    return path.join(this.#options.stateDir, "gateway-revocations.json");
   }
 
   async start(): Promise<void> {
@@ -213,7 +141,7 @@ export class ScreenGateway {
     this.#computerId = config.computerId;
     this.#keys = keys;
     mkdirSync(this.#options.stateDir, { recursive: true });
-    writePrivate(this.#keyFile, JSON.stringify(config));
+    writePrivate(gatewayStateFiles(this.#options.stateDir).keys, JSON.stringify(config));
     return { configured: true, kids: [...keys.keys()] };
   }
 
@@ -221,7 +149,7 @@ export class ScreenGateway {
   revoke(rules: readonly RevocationRule[]): { closed: number } {
     const now = this.#now();
     this.#rules = [...this.#rules.filter((rule) => rule.expiresAt > now), ...rules].slice(-MAX_RULES);
-    writePrivate(this.#rulesFile, JSON.stringify(this.#rules));
+    writePrivate(gatewayStateFiles(this.#options.stateDir).rules, JSON.stringify(this.#rules));
     let closed = 0;
     for (const connection of [...this.#connections]) {
       if (rules.some((rule) => ruleMatches(rule, connection.claims))) {
@@ -477,74 +405,5 @@ export class ScreenGateway {
       durationMs: this.#now() - connection.info.startedAt,
       droppedInput: connection.info.droppedInput,
     });
-  }
-
-  #loadState(): void {
-    try {
-      const config = JSON.parse(readFileSync(this.#keyFile, "utf8")) as GatewayKeys;
-      this.#keys = parseKeys(config);
-      this.#computerId = config.computerId;
-    } catch {
-      // Not configured yet: every ticket is refused until the host configures the gateway.
-    }
-    try {
-      const rules = JSON.parse(readFileSync(this.#rulesFile, "utf8")) as RevocationRule[];
-      if (Array.isArray(rules)) this.#rules = rules.filter((rule) => rule.expiresAt > this.#now());
-    } catch {
-      this.#rules = [];
-    }
-  }
-}
-
-function parseKeys(config: GatewayKeys): Map<string, Buffer> {
-  if (
-    typeof config?.computerId !== "string" ||
-    config.computerId.length === 0 ||
-    !Array.isArray(config.keys)
-  ) {
-    throw new Error("gateway config needs computerId and keys");
-  }
-  const keys = new Map<string, Buffer>();
-  for (const entry of config.keys) {
-    const key = Buffer.from(String(entry?.key ?? ""), "base64");
-    if (!isKeyId(String(entry?.kid ?? "")) || key.length !== 32) {
-      throw new Error("gateway keys are {kid, key: base64 of 32 bytes}");
-    }
-    keys.set(entry.kid, key);
-  }
-  if (keys.size === 0) throw new Error("gateway config needs at least one key");
-  return keys;
-}
-
-function writePrivate(file: string, text: string): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, text, { mode: 0o600 });
-  renameSync(tmp, file);
-}
-
-function headerValue(request: http.IncomingMessage, name: string): string | undefined {
-  const value = request.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-export function statusFor(reason: RejectReason): number {
-  switch (reason) {
-    case "bad_request":
-      return 400;
-    case "missing_ticket":
-    case "malformed":
-    case "unknown_key":
-    case "forged":
-      return 401;
-    case "expired":
-    case "revoked":
-    case "wrong_computer":
-      return 403;
-    case "slot_gone":
-      return 410;
-    case "not_configured":
-      return 503;
-    case "upstream_unavailable":
-      return 502;
   }
 }

@@ -7,7 +7,8 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPageMethods, MAX_ELEMENTS, safeDownloadName } from "./page-methods.ts";
+import { safeDownloadName } from "./downloads.ts";
+import { createPageMethods, MAX_ELEMENTS } from "./page-methods.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 let base: string;
