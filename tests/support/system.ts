@@ -12,6 +12,7 @@ import { createApiApp } from "@rakazo/api/app";
 import { type AgentHomeStore, LocalAgentHomeStore, LocalKeyWrapper } from "@rakazo/homes";
 import { startPgBoss } from "@rakazo/jobs";
 import { createLogger } from "@rakazo/log";
+import { registerLogSecret, registerSecretsIn } from "@rakazo/log/testing";
 import { createFakeProvider, type SandboxProvider } from "@rakazo/sandbox";
 import {
   createUserWithSpace,
@@ -60,7 +61,11 @@ export async function createTestSystem(
     onError: (error) => log.error("pgboss.error", { error }),
   });
   const homes = options.homes ? await options.homes(rootDir) : new LocalAgentHomeStore({ dataDir: rootDir });
-  const keys = new LocalKeyWrapper(randomBytes(32));
+  const masterKey = randomBytes(32);
+  registerLogSecret(masterKey.toString("hex"), "the master key (hex)");
+  registerLogSecret(masterKey.toString("base64"), "the master key (base64)");
+  registerLogSecret(options.bootstrapToken, "the bootstrap token");
+  const keys = new LocalKeyWrapper(masterKey);
   const ctx: ServiceContext = {
     db: database.db,
     jobs: queue,
@@ -105,14 +110,19 @@ export async function createTestSystem(
         },
         body: typeof body === "string" ? body : JSON.stringify(body),
       });
-      return { status: res.status, json: await res.json() };
+      const json = await res.json();
+      registerLogSecret(token, "a bearer token");
+      registerSecretsIn(json);
+      return { status: res.status, json };
     },
     async newTenant(label) {
-      return createUserWithSpace(database.db, {
+      const tenant = await createUserWithSpace(database.db, {
         userName: label,
         spaceName: `${label}'s space`,
         botName: `${label}-bot`,
       });
+      registerLogSecret(tenant.token, `${label}'s token`);
+      return tenant;
     },
     async close() {
       for (const worker of workers) await worker.stop({ timeoutMs: 5_000 });
