@@ -2,7 +2,8 @@
  * Secret redaction for anything logged or stored: values under secret-looking keys, and
  * secret-shaped substrings anywhere (Rakazo tokens, bearer credentials, URL passwords).
  */
-const SECRET_KEY = /(authorization|cookie|token|secret|password|passwd|api[-_]?key|credential|capability|ticket)/i;
+const SECRET_KEY =
+  /(authorization|cookie|token|secret|password|passwd|api[-_]?key|credential|capability|ticket)/i;
 // Identifiers of secrets are not secrets: `tokenId`, `capabilityId`, `screen.capability_id`,
 // `tokenIds` stay readable (their values still pass through the text patterns).
 const ID_KEY = /(?:[a-z0-9]Ids?|[._-]ids?)$/;

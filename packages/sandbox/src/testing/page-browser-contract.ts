@@ -34,7 +34,7 @@ export const PAGE_BROWSER_CONTRACT_TESTS = [
   "interrupted batch",
 ] as const;
 
-const escape = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
 
 const PAGES: Record<string, string> = {
   "/login": `<form method="post" action="/hang"><label>User <input name="u" value="ada"></label>
@@ -76,7 +76,7 @@ export function runPageBrowserContract(options: PageBrowserContractOptions): voi
         }
         const body =
           url.pathname === "/echo"
-            ? `<p>q=${escape(url.searchParams.get("q") ?? "")};color=${escape(url.searchParams.get("color") ?? "")};agree=${escape(url.searchParams.get("agree") ?? "")}</p>`
+            ? `<p>q=${escapeHtml(url.searchParams.get("q") ?? "")};color=${escapeHtml(url.searchParams.get("color") ?? "")};agree=${escapeHtml(url.searchParams.get("agree") ?? "")}</p>`
             : PAGES[url.pathname];
         if (body === undefined) return void res.writeHead(404).end();
         res.writeHead(200, { "content-type": "text/html" });

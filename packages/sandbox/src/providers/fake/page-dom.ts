@@ -43,7 +43,16 @@ export const INTERACTIVE =
   "a[href],button,input:not([type=hidden]),select,textarea,summary,iframe,frame,[role=button],[role=link]," +
   "[role=checkbox],[role=tab],[role=menuitem],[role=textbox],[contenteditable=''],[contenteditable=true]";
 
-const HIDDEN_TEXT = new Set(["SCRIPT", "STYLE", "TEMPLATE", "NOSCRIPT", "HEAD", "SELECT", "TEXTAREA", "OPTION"]);
+const HIDDEN_TEXT = new Set([
+  "SCRIPT",
+  "STYLE",
+  "TEMPLATE",
+  "NOSCRIPT",
+  "HEAD",
+  "SELECT",
+  "TEXTAREA",
+  "OPTION",
+]);
 const BLOCK =
   /^(P|DIV|LI|TR|H[1-6]|SECTION|ARTICLE|HEADER|FOOTER|FORM|TABLE|UL|OL|BR|LABEL|MAIN|NAV|BUTTON|A)$/;
 const TEXT_TYPES = ["text", "password", "email", "search", "tel", "url", "number", "date", ""];

@@ -28,8 +28,8 @@ import {
   interactiveElements,
   isChecked,
   isTextField,
-  optionValue,
   options as optionsOf,
+  optionValue,
   parsePage,
   safeName,
   textOf,
@@ -115,7 +115,8 @@ export function createPageEmulator(options: PageEmulatorOptions = {}): PageBrows
   function resolveRef(doc: Doc, ref: string): El {
     const node = doc.refs.get(ref);
     if (node?.isConnected) return node;
-    if (node) throw new ActionFailure("STALE_REF", `the element of ref ${ref} was removed; take a new snapshot`);
+    if (node)
+      throw new ActionFailure("STALE_REF", `the element of ref ${ref} was removed; take a new snapshot`);
     // Refs carry their document's id, so an old ref can never name an element of a new page.
     if (/^[0-9a-f]{6}e\d+$/.test(ref) && !ref.startsWith(doc.id)) {
       throw new ActionFailure("STALE_REF", `ref ${ref} is from an earlier page; take a new snapshot`);
