@@ -126,6 +126,8 @@ export function roleOf(el: El): string {
       if (["submit", "button", "reset", "image"].includes(type)) return "button";
       return "textbox";
   }
+  const editable = el.getAttribute("contenteditable");
+  if (editable === "" || editable === "true") return "textbox";
   return tag(el);
 }
 
