@@ -49,6 +49,11 @@ describe("logger", () => {
       password: "hunter2",
       apiKey: "plain-key-value",
       cookie: "sid=abc",
+      masterKey: "bWFzdGVyLWtleS1ieXRlcw==",
+      key: "k1:c2NyZWVuLWtleS1ieXRlcw==",
+      homeKey: "home_readable",
+      header: "x-rakazo-screen-ticket: opaque-ticket-value",
+      env: "SCREEN_CAPABILITY_KEYS=k1:ZW52LWtleS1ieXRlcw== node main.ts",
       url: "http://alice:urlpass77@127.0.0.1:9/screens/rs1.k1.QUJDREVGR0hJSktMTU5PUFFSU1RVVldY/",
       note: `forwarded ${capability} with Authorization: Bearer sekret-bearer-42`,
     });
@@ -58,6 +63,7 @@ describe("logger", () => {
       capabilityId: "cap_abc",
       screen: { capability_id: "cap_abc", connection_id: "conn_9" },
       "screen.capability_id": "cap_abc",
+      homeKey: "home_readable",
     });
     for (const secret of [
       "livetoken99999",
@@ -68,6 +74,10 @@ describe("logger", () => {
       "sid=abc",
       "urlpass77",
       "sekret-bearer-42",
+      "bWFzdGVyLWtleS1ieXRlcw",
+      "c2NyZWVuLWtleS1ieXRlcw",
+      "opaque-ticket-value",
+      "ZW52LWtleS1ieXRlcw",
     ]) {
       expect(lines[0]).not.toContain(secret);
     }

@@ -3,7 +3,7 @@
  * secret-shaped substrings anywhere (Rakazo tokens, bearer credentials, URL passwords).
  */
 const SECRET_KEY =
-  /(authorization|cookie|token|secret|password|passwd|api[-_]?key|credential|capability|ticket)/i;
+  /(authorization|cookie|token|secret|password|passwd|api[-_]?key|credential|capability|ticket|^keys?$|(master|private|signing|encryption)[-_]?keys?)/i;
 // Identifiers of secrets are not secrets: `tokenId`, `capabilityId`, `screen.capability_id`,
 // `tokenIds` stay readable (their values still pass through the text patterns).
 const ID_KEY = /(?:[a-z0-9]Ids?|[._-]ids?)$/;
@@ -11,7 +11,7 @@ const ID_KEY = /(?:[a-z0-9]Ids?|[._-]ids?)$/;
 // Order matters: whole header values go first, so "Authorization: Bearer x" loses all of "Bearer x".
 const SECRET_PATTERNS: readonly [RegExp, string][] = [
   [
-    /\b(authorization|proxy-authorization|x-api-key|api-key|x-auth-token|cookie|set-cookie)(\s*:\s*)[^"'\r\n]+/gi,
+    /\b(authorization|proxy-authorization|x-api-key|api-key|x-auth-token|cookie|set-cookie|x-rakazo-screen-ticket)(\s*:\s*)[^"'\r\n]+/gi,
     "$1$2[REDACTED]",
   ],
   [/\brkz_[A-Za-z0-9]{8,}/g, "rkz_[REDACTED]"],
@@ -25,7 +25,7 @@ const SECRET_PATTERNS: readonly [RegExp, string][] = [
   [/\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, "[REDACTED]"],
   // Secret-named variables and flags in command lines: API_TOKEN=x, --password x, -p=x is left.
   [
-    /\b([A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|api_?key|credentials?)[A-Za-z0-9_]*)=("[^"]*"|'[^']*'|[^\s&;|]+)/gi,
+    /\b([A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|api_?key|credentials?|_keys?\b)[A-Za-z0-9_]*)=("[^"]*"|'[^']*'|[^\s&;|]+)/gi,
     "$1=[REDACTED]",
   ],
   [
