@@ -18,6 +18,7 @@ export default defineConfig({
           include: ["{apps,packages,infra}/**/src/**/*.integration.test.ts", "tests/**/*.test.ts"],
           exclude: ["**/node_modules/**", "**/*.docker.test.ts"],
           globalSetup: ["tests/setup/postgres.ts"],
+          setupFiles: ["tests/setup/log-secrets.ts"],
           testTimeout: 30_000,
           hookTimeout: 60_000,
         },

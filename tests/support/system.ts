@@ -12,6 +12,7 @@ import { createApiApp } from "@rakazo/api/app";
 import { type AgentHomeStore, LocalAgentHomeStore, LocalKeyWrapper } from "@rakazo/homes";
 import { startPgBoss } from "@rakazo/jobs";
 import { createLogger } from "@rakazo/log";
+import { registerLogSecret, registerSecretsIn } from "@rakazo/log/testing";
 import { createFakeProvider, type SandboxProvider } from "@rakazo/sandbox";
 import {
   createUserWithSpace,
@@ -22,6 +23,7 @@ import {
 import { type RunningWorker, startWorker, type WorkerOptions } from "@rakazo/worker/worker";
 import type { Hono } from "hono";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
+import { type HeadlessBrowserRuntime, startHeadlessBrowsers } from "./headless-browser.ts";
 
 export interface TestSystem {
   readonly database: TestDatabase;
@@ -29,6 +31,8 @@ export interface TestSystem {
   readonly ctx: ServiceContext;
   readonly provider: SandboxProvider;
   readonly logLines: string[];
+  /** The headless browsers of `BROWSER_PROVIDER=emulator`, when asked for. */
+  readonly headless?: HeadlessBrowserRuntime;
   /** The data dir shared by the provider and the home store (`DATA_DIR`). */
   readonly dataDir: string;
   startWorker(options?: Pick<WorkerOptions, "idle" | "agent">): Promise<RunningWorker>;
@@ -48,6 +52,8 @@ export async function createTestSystem(
     agentModel?: string;
     /** The home store (default: a LocalAgentHomeStore on the same data dir as the provider). */
     homes?: (dataDir: string) => Promise<AgentHomeStore> | AgentHomeStore;
+    /** Starts headless Chromium on demand for `BROWSER_PROVIDER=emulator` page tools (BRW-7). */
+    headlessBrowsers?: boolean;
   } = {},
 ): Promise<TestSystem> {
   const database = await createTestDatabase();
@@ -60,7 +66,14 @@ export async function createTestSystem(
     onError: (error) => log.error("pgboss.error", { error }),
   });
   const homes = options.homes ? await options.homes(rootDir) : new LocalAgentHomeStore({ dataDir: rootDir });
-  const keys = new LocalKeyWrapper(randomBytes(32));
+  const masterKey = randomBytes(32);
+  registerLogSecret(masterKey.toString("hex"), "the master key (hex)");
+  registerLogSecret(masterKey.toString("base64"), "the master key (base64)");
+  registerLogSecret(options.bootstrapToken, "the bootstrap token");
+  const keys = new LocalKeyWrapper(masterKey);
+  const headless: HeadlessBrowserRuntime | undefined = options.headlessBrowsers
+    ? startHeadlessBrowsers()
+    : undefined;
   const ctx: ServiceContext = {
     db: database.db,
     jobs: queue,
@@ -70,6 +83,7 @@ export async function createTestSystem(
     keys,
     runHooks: systemRunHooks,
     ...(options.agentModel ? { agentModel: options.agentModel } : {}),
+    ...(headless ? { headlessBrowsers: headless.browsers } : {}),
   };
   const activityFeed = await startActivityFeed({ db: database.db, log });
   const app = createApiApp({ ctx, log, bootstrapToken: options.bootstrapToken, activityFeed });
@@ -81,6 +95,7 @@ export async function createTestSystem(
     ctx,
     provider,
     logLines,
+    ...(headless ? { headless } : {}),
     dataDir: rootDir,
     async startWorker(options = {}) {
       const worker = await startWorker({
@@ -105,18 +120,24 @@ export async function createTestSystem(
         },
         body: typeof body === "string" ? body : JSON.stringify(body),
       });
-      return { status: res.status, json: await res.json() };
+      const json = await res.json();
+      registerLogSecret(token, "a bearer token");
+      registerSecretsIn(json);
+      return { status: res.status, json };
     },
     async newTenant(label) {
-      return createUserWithSpace(database.db, {
+      const tenant = await createUserWithSpace(database.db, {
         userName: label,
         spaceName: `${label}'s space`,
         botName: `${label}-bot`,
       });
+      registerLogSecret(tenant.token, `${label}'s token`);
+      return tenant;
     },
     async close() {
       for (const worker of workers) await worker.stop({ timeoutMs: 5_000 });
       await activityFeed.close();
+      await headless?.close();
       await boss.stop({ graceful: false, timeout: 2_000 });
       await database.drop();
       await rm(rootDir, { recursive: true, force: true });

@@ -12,6 +12,10 @@ import { startWorker } from "./worker.ts";
 
 const env = parseRuntimeEnv(process.env);
 const log = createLogger({ level: env.LOG_LEVEL, base: { service: "worker" } });
+if (env.BROWSER_PROVIDER === "emulator") {
+  // A test runtime starts its own headless Chromium and passes it in; a deployed worker has none.
+  throw new Error("BROWSER_PROVIDER=emulator is for test runtimes only; use sandbox or fake");
+}
 const databaseUrl = requireDatabaseUrl(env);
 
 await migrateDatabase(databaseUrl);

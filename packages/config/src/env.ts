@@ -36,7 +36,8 @@ export const runtimeEnvSchema = z.object({
     .optional()
     .transform((v) => (v === undefined ? undefined : v === "true")),
   OPENROUTER_API_KEY: optionalString,
-  BROWSER_PROVIDER: z.enum(["sandbox", "fake"]).optional(),
+  // `emulator` is for test runtimes, which supply the headless browser (BRW-7).
+  BROWSER_PROVIDER: z.enum(["sandbox", "fake", "emulator"]).optional(),
   RECONCILE_SECONDS: z.coerce.number().min(1).default(600),
   RAKAZO_MASTER_KEY: optionalString,
   OBJECT_STORAGE_BUCKET: optionalString,

@@ -2,7 +2,7 @@ import type { Database } from "@rakazo/db";
 import type { AgentHomeStore, KeyWrapper } from "@rakazo/homes";
 import type { JobQueue } from "@rakazo/jobs";
 import type { Logger } from "@rakazo/log";
-import type { SandboxProvider } from "@rakazo/sandbox";
+import type { PageBrowser, SandboxProvider } from "@rakazo/sandbox";
 import type { RunHooks } from "./runs/runs.ts";
 import type { ScreenServiceConfig } from "./screens/config.ts";
 
@@ -22,6 +22,17 @@ export interface ServiceContext {
   readonly runHooks?: RunHooks;
   /** Screen capabilities (SCR-2, SCR-4): keys and the web service's public URL; optional. */
   readonly screens?: ScreenServiceConfig;
+  /** Page browsers for `BROWSER_PROVIDER=emulator` (BRW-7); only a test runtime supplies them. */
+  readonly headlessBrowsers?: HeadlessPageBrowsers;
+}
+
+/**
+ * Headless browsers started by a test runtime, one session per computer and bot, separate from
+ * any computer's live browser (BRW-7). Downloads go into the computer's workspace through `save`,
+ * which returns the workspace-relative path.
+ */
+export interface HeadlessPageBrowsers {
+  browserFor(computerRef: string, save: (name: string, data: Uint8Array) => Promise<string>): PageBrowser;
 }
 
 /** An authenticated user, as resolved from a bearer token. */

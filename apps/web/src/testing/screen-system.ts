@@ -11,6 +11,7 @@ import { createApiApp } from "@rakazo/api/app";
 import { computers } from "@rakazo/db";
 import { startPgBoss } from "@rakazo/jobs";
 import { createLogger } from "@rakazo/log";
+import { registerLogSecret, registerSecretsIn } from "@rakazo/log/testing";
 import type { SandboxProvider } from "@rakazo/sandbox";
 import { generateScreenKeys, parseScreenKeys, type ScreenKeyring } from "@rakazo/screens";
 import { createUserWithSpace, type ServiceContext } from "@rakazo/services";
@@ -41,8 +42,11 @@ export async function startScreenSystem(options: {
   const logLines: string[] = [];
   const log = createLogger({ level: "debug", write: (line) => logLines.push(line) });
   const { boss, queue } = await startPgBoss(database.url, { supervise: false, onError: () => undefined });
-  const keyring = parseScreenKeys(generateScreenKeys("k1"));
+  const keys = generateScreenKeys("k1");
+  const keyring = parseScreenKeys(keys);
   const serviceToken = `svc_${crypto.randomUUID().replaceAll("-", "")}`;
+  registerLogSecret(keys.slice(keys.indexOf(":") + 1), "the screen master key");
+  registerLogSecret(serviceToken, "the screen service token");
   // Only what the screen verbs touch; homes and keys belong to other suites.
   const ctx = {
     db: database.db,
@@ -70,7 +74,10 @@ export async function startScreenSystem(options: {
       headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
       body: JSON.stringify(body),
     });
-    return { status: res.status, json: (await res.json()) as any };
+    const json = (await res.json()) as any;
+    registerLogSecret(token, "a bearer token");
+    registerSecretsIn(json);
+    return { status: res.status, json };
   };
   return {
     ctx,
@@ -80,12 +87,15 @@ export async function startScreenSystem(options: {
     serviceToken,
     logLines,
     rpc,
-    tenant: (label) =>
-      createUserWithSpace(database.db, {
+    async tenant(label) {
+      const tenant = await createUserWithSpace(database.db, {
         userName: label,
         spaceName: `${label}'s space`,
         botName: `${label}-bot`,
-      }),
+      });
+      registerLogSecret(tenant.token, `${label}'s token`);
+      return tenant;
+    },
     async runningComputer(spaceId, token) {
       const created = await rpc("computer/create", { spaceId }, token);
       if (created.status !== 200) throw new Error(`computer/create: ${JSON.stringify(created.json)}`);

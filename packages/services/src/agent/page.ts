@@ -2,7 +2,9 @@
  * Fenced page-browser verbs (BRW-1): the same ownership, bot and lease checks as desktop
  * controls. Which page browser serves a computer is `BrowserProviderMode` (BRW-7):
  * - `sandbox`: the machine's own `pageBrowser` (the bot's visible Chromium tab);
- * - `fake`: an in-process page emulator per machine (no JavaScript; tests and fake computers).
+ * - `fake`: an in-process page emulator per machine (no JavaScript; tests and fake computers);
+ * - `emulator`: a headless Chromium the test runtime started (`ctx.headlessBrowsers`), driven by
+ *   the same page methods as the computer's own browser, but never the live logged-in one.
  * Fake computers default to `fake`; everything else to `sandbox`.
  */
 import type {
@@ -19,7 +21,7 @@ import { AppError } from "../errors.ts";
 import { viaProvider } from "../sandbox-errors.ts";
 import { type FencedTarget, fencedMachine } from "./fenced.ts";
 
-export const BROWSER_PROVIDER_MODES = ["sandbox", "fake"] as const;
+export const BROWSER_PROVIDER_MODES = ["sandbox", "fake", "emulator"] as const;
 export type BrowserProviderMode = (typeof BROWSER_PROVIDER_MODES)[number];
 
 /** Where a page emulator saves downloads, inside the workspace. */
@@ -32,21 +34,39 @@ export function defaultBrowserMode(ctx: Pick<ServiceContext, "provider">): Brows
 }
 
 /** Whether a computer of this provider can offer page tools under `mode`. */
-export function hasPageBrowser(ctx: Pick<ServiceContext, "provider">, mode?: BrowserProviderMode): boolean {
+export function hasPageBrowser(
+  ctx: Pick<ServiceContext, "provider" | "headlessBrowsers">,
+  mode?: BrowserProviderMode,
+): boolean {
   const resolved = mode ?? defaultBrowserMode(ctx);
+  if (resolved === "emulator") return ctx.headlessBrowsers !== undefined;
   return resolved === "fake" || ctx.provider.capabilities.pageBrowser;
 }
 
-export function pageBrowserOf(sandbox: Sandbox, mode: BrowserProviderMode): PageBrowser {
+async function saveInWorkspace(sandbox: Sandbox, name: string, data: Uint8Array): Promise<string> {
+  const path = `${DOWNLOADS_DIR}/${name}`;
+  await sandbox.files.write(path, data);
+  return path;
+}
+
+export function pageBrowserOf(
+  sandbox: Sandbox,
+  mode: BrowserProviderMode,
+  ctx?: Pick<ServiceContext, "headlessBrowsers">,
+): PageBrowser {
+  if (mode === "emulator") {
+    if (!ctx?.headlessBrowsers)
+      throw new AppError(
+        "UNSUPPORTED",
+        "BROWSER_PROVIDER=emulator needs the headless browser a test runtime starts; use sandbox or fake",
+      );
+    return ctx.headlessBrowsers.browserFor(sandbox.ref, (name, data) => saveInWorkspace(sandbox, name, data));
+  }
   if (mode === "fake") {
     let emulator = emulators.get(sandbox.ref);
     if (!emulator) {
       emulator = createPageEmulator({
-        saveDownload: async (_botId, name, data) => {
-          const path = `${DOWNLOADS_DIR}/${name}`;
-          await sandbox.files.write(path, data);
-          return path;
-        },
+        saveDownload: (_botId, name, data) => saveInWorkspace(sandbox, name, data),
       });
       emulators.set(sandbox.ref, emulator);
     }
@@ -61,7 +81,7 @@ type PageInput = FencedTarget & { browser?: BrowserProviderMode };
 
 async function fencedPage(ctx: ServiceContext, caller: Caller, input: PageInput): Promise<PageBrowser> {
   const { sandbox } = await fencedMachine(ctx, caller, input);
-  return pageBrowserOf(sandbox, input.browser ?? defaultBrowserMode(ctx));
+  return pageBrowserOf(sandbox, input.browser ?? defaultBrowserMode(ctx), ctx);
 }
 
 export async function navigatePage(

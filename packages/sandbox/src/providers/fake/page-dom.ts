@@ -1,17 +1,24 @@
 /**
- * The page emulator's DOM: a forgiving HTML parser into a small node tree, and the questions the
- * emulator asks of it (is it interactive, what is its role, name, value, visible text).
+ * The page emulator's DOM: served HTML parsed by linkedom (a maintained, spec-shaped DOM), plus
+ * the questions the emulator asks of it (which elements are interactive, their role, name,
+ * value, the visible text). Form state the person changes (values, checks) is kept beside the
+ * tree, per element, so the markup's defaults stay readable for form submission rules.
  */
+import { parseHTML } from "linkedom";
 import type { PageElement } from "../../provider.ts";
 
-export interface Node {
-  tag: string;
-  attrs: Record<string, string>;
-  children: (Node | string)[];
-  parent?: Node;
-  /** Live form state; starts from the markup. */
-  value?: string;
-  checked?: boolean;
+/** The slice of the DOM the emulator uses (the repo type-checks without the DOM library). */
+export interface El {
+  readonly tagName: string;
+  readonly nodeType: number;
+  readonly childNodes: ArrayLike<El>;
+  readonly textContent: string | null;
+  readonly isConnected: boolean;
+  getAttribute(name: string): string | null;
+  hasAttribute(name: string): boolean;
+  closest(selector: string): El | null;
+  querySelector(selector: string): El | null;
+  querySelectorAll(selector: string): ArrayLike<El>;
 }
 
 export interface Doc {
@@ -19,135 +26,169 @@ export interface Doc {
   url: string;
   title: string;
   status: number;
-  root: Node;
-  refs: Map<string, Node>;
+  document: El;
+  refs: Map<string, El>;
+  refOf: WeakMap<El, string>;
+  /** Live form state; absent entries read from the markup. */
+  values: WeakMap<El, string>;
+  checks: WeakMap<El, boolean>;
   nextRef: number;
 }
 
-const VOID = new Set([
-  "area",
-  "base",
-  "br",
-  "col",
-  "embed",
-  "hr",
-  "img",
-  "input",
-  "link",
-  "meta",
-  "source",
-  "wbr",
+/**
+ * What counts as interactive: the same selector the real browser's page helper uses
+ * (infra/sandboxes/supervisor/src/page/helper.ts), so both list the same elements.
+ */
+export const INTERACTIVE =
+  "a[href],button,input:not([type=hidden]),select,textarea,summary,iframe,frame,[role=button],[role=link]," +
+  "[role=checkbox],[role=tab],[role=menuitem],[role=textbox],[contenteditable=''],[contenteditable=true]";
+
+const HIDDEN_TEXT = new Set([
+  "SCRIPT",
+  "STYLE",
+  "TEMPLATE",
+  "NOSCRIPT",
+  "HEAD",
+  "SELECT",
+  "TEXTAREA",
+  "OPTION",
 ]);
-const SKIP_TEXT = new Set([
-  "script",
-  "style",
-  "template",
-  "noscript",
-  "head",
-  "select",
-  "textarea",
-  "option",
-]);
-const BLOCK = /^(p|div|li|tr|h[1-6]|section|article|header|footer|form|table|ul|ol|br|label|main|nav)$/;
+const BLOCK =
+  /^(P|DIV|LI|TR|H[1-6]|SECTION|ARTICLE|HEADER|FOOTER|FORM|TABLE|UL|OL|BR|LABEL|MAIN|NAV|BUTTON|A)$/;
+const TEXT_TYPES = ["text", "password", "email", "search", "tel", "url", "number", "date", ""];
 export const MASKED_VALUE = "••••";
 
-export function describe(doc: Doc, node: Node, ref: string): PageElement {
-  const type = node.attrs.type?.toLowerCase() ?? "";
+export function parsePage(html: string): El {
+  return parseHTML(html).document as unknown as El;
+}
+
+const tag = (el: El) => el.tagName.toLowerCase();
+const typeOf = (el: El) => (el.getAttribute("type") ?? "").toLowerCase();
+
+/** Not rendered: `hidden`, or an inline `display:none` / `visibility:hidden` on it or above. */
+export function isHidden(el: El): boolean {
+  for (let p: El | null = el; p; p = parentOf(p)) {
+    if (p.hasAttribute("hidden")) return true;
+    const style = (p.getAttribute("style") ?? "").replace(/\s+/g, "").toLowerCase();
+    if (style.includes("display:none") || style.includes("visibility:hidden")) return true;
+  }
+  return false;
+}
+
+function parentOf(el: El): El | null {
+  return (el as unknown as { parentElement: El | null }).parentElement;
+}
+
+export function interactiveElements(document: El): El[] {
+  const body = document.querySelector("body") ?? document;
+  return Array.from(body.querySelectorAll(INTERACTIVE)).filter((el) => !isHidden(el));
+}
+
+export function describe(doc: Doc, el: El, ref: string): PageElement {
+  const type = typeOf(el);
   const out: { -readonly [K in keyof PageElement]: PageElement[K] } = {
     ref,
-    role: roleOf(node),
-    name: nameOf(doc, node),
+    role: roleOf(el),
+    name: nameOf(doc, el),
   };
-  if (isTextField(node) || node.tag === "select")
-    out.value = type === "password" ? (fieldValue(node) ? MASKED_VALUE : "") : fieldValue(node);
-  if (type === "checkbox" || type === "radio") out.checked = Boolean(node.checked);
-  if (node.attrs.disabled !== undefined) out.disabled = true;
-  if (node.tag === "a" && node.attrs.href !== undefined) out.href = new URL(node.attrs.href, doc.url).href;
+  if (isTextField(el) || tag(el) === "select")
+    out.value = type === "password" ? (fieldValue(doc, el) ? MASKED_VALUE : "") : fieldValue(doc, el);
+  if (type === "checkbox" || type === "radio") out.checked = isChecked(doc, el);
+  if (el.hasAttribute("disabled")) out.disabled = true;
+  if (tag(el) === "a" && el.hasAttribute("href"))
+    out.href = new URL(el.getAttribute("href") ?? "", doc.url).href;
   return out;
 }
 
-export function isInteractive(node: Node): boolean {
-  const type = node.attrs.type?.toLowerCase();
-  if (node.tag === "input") return type !== "hidden";
-  if (node.tag === "a") return node.attrs.href !== undefined;
-  return (
-    ["button", "select", "textarea", "summary", "iframe"].includes(node.tag) ||
-    ["button", "link", "checkbox", "tab", "menuitem"].includes(node.attrs.role ?? "")
-  );
+export function isTextField(el: El): boolean {
+  if (tag(el) === "textarea") return true;
+  return tag(el) === "input" && TEXT_TYPES.includes(typeOf(el));
 }
 
-export function isTextField(node: Node): boolean {
-  if (node.tag === "textarea") return true;
-  const type = node.attrs.type?.toLowerCase() ?? "text";
-  return (
-    node.tag === "input" &&
-    ["text", "password", "email", "search", "tel", "url", "number", "date"].includes(type)
-  );
-}
-
-export function roleOf(node: Node): string {
-  if (node.attrs.role) return node.attrs.role;
-  const type = node.attrs.type?.toLowerCase() ?? "text";
-  if (node.tag === "a") return "link";
-  if (node.tag === "select") return "combobox";
-  if (node.tag === "iframe") return "frame";
-  if (node.tag === "input") {
-    if (type === "checkbox" || type === "radio") return type;
-    if (type === "submit" || type === "button" || type === "reset" || type === "image") return "button";
-    return "textbox";
+export function roleOf(el: El): string {
+  const explicit = el.getAttribute("role");
+  if (explicit) return explicit;
+  const type = typeOf(el) || "text";
+  switch (tag(el)) {
+    case "a":
+      return "link";
+    case "select":
+      return "combobox";
+    case "iframe":
+    case "frame":
+      return "frame";
+    case "textarea":
+      return "textbox";
+    case "summary":
+      return "button";
+    case "input":
+      if (type === "checkbox" || type === "radio") return type;
+      if (["submit", "button", "reset", "image"].includes(type)) return "button";
+      return "textbox";
   }
-  return node.tag === "textarea" ? "textbox" : node.tag === "summary" ? "button" : node.tag;
+  const editable = el.getAttribute("contenteditable");
+  if (editable === "" || editable === "true") return "textbox";
+  return tag(el);
 }
 
-export function nameOf(doc: Doc, node: Node): string {
-  const a = node.attrs;
-  if (a["aria-label"]) return a["aria-label"];
-  const id = a.id;
-  const label = id ? find(doc.root, (n) => n.tag === "label" && n.attrs.for === id) : undefined;
-  const wrapping = ancestor(node, "label");
-  const labelText = collapse(textOf(label ?? wrapping ?? { tag: "", attrs: {}, children: [] }, true));
+export function nameOf(doc: Doc, el: El): string {
+  const aria = el.getAttribute("aria-label");
+  if (aria) return aria;
+  const labelledBy = el.getAttribute("aria-labelledby");
+  const byId = (id: string) =>
+    Array.from(doc.document.querySelectorAll("[id]")).find((n) => n.getAttribute("id") === id);
+  if (labelledBy) return collapse(textOf(byId(labelledBy) ?? null, true));
+  const id = el.getAttribute("id");
+  const label =
+    (id
+      ? Array.from(doc.document.querySelectorAll("label[for]")).find((l) => l.getAttribute("for") === id)
+      : undefined) ?? el.closest("label");
+  const labelText = collapse(textOf(label ?? null, true));
   if (labelText) return labelText.slice(0, 120);
-  if (node.tag !== "input" && node.tag !== "select" && node.tag !== "textarea") {
-    const own = collapse(textOf(node, true));
+  if (!["input", "select", "textarea"].includes(tag(el))) {
+    const own = collapse(textOf(el, true));
     if (own) return own.slice(0, 120);
   }
-  return (
-    (a.value && /submit|button/i.test(a.type ?? "") ? a.value : undefined) ??
-    a.placeholder ??
-    a.title ??
-    a.name ??
-    ""
-  );
+  const value = el.getAttribute("value");
+  if (tag(el) === "input" && ["submit", "button", "reset"].includes(typeOf(el)) && value) return value;
+  return el.getAttribute("placeholder") ?? el.getAttribute("title") ?? el.getAttribute("name") ?? "";
 }
 
-export function fieldValue(node: Node): string {
-  if (node.value !== undefined) return node.value;
-  if (node.tag === "textarea") return textOf(node, true);
-  if (node.tag === "select") {
-    const options = all(node, (n) => n.tag === "option");
-    const chosen = options.find((o) => o.attrs.selected !== undefined) ?? options[0];
-    return chosen ? (chosen.attrs.value ?? collapse(textOf(chosen, true))) : "";
+export function options(el: El): El[] {
+  return Array.from(el.querySelectorAll("option"));
+}
+
+export function optionValue(option: El): string {
+  return option.getAttribute("value") ?? collapse(textOf(option, true));
+}
+
+export function fieldValue(doc: Doc, el: El): string {
+  const live = doc.values.get(el);
+  if (live !== undefined) return live;
+  if (tag(el) === "textarea") return el.textContent ?? "";
+  if (tag(el) === "select") {
+    const all = options(el);
+    const chosen = all.find((o) => o.hasAttribute("selected")) ?? all[0];
+    return chosen ? optionValue(chosen) : "";
   }
-  const type = node.attrs.type?.toLowerCase();
-  return node.attrs.value ?? (type === "checkbox" || type === "radio" ? "on" : "");
+  const type = typeOf(el);
+  return el.getAttribute("value") ?? (type === "checkbox" || type === "radio" ? "on" : "");
 }
 
-export function formOf(node: Node): Node | undefined {
-  return ancestor(node, "form");
+export function isChecked(doc: Doc, el: El): boolean {
+  return doc.checks.get(el) ?? el.hasAttribute("checked");
 }
 
-export function ancestor(node: Node, tag: string): Node | undefined {
-  for (let p = node.parent; p; p = p.parent) if (p.tag === tag) return p;
-  return undefined;
-}
-
-export function textOf(node: Node, includeAll: boolean): string {
+/** Visible text with block elements on their own lines, like a browser's `innerText`. */
+export function textOf(el: El | null, includeAll: boolean): string {
+  if (!el) return "";
   let out = "";
-  for (const child of node.children) {
-    if (typeof child === "string") out += child;
-    else if (includeAll || !SKIP_TEXT.has(child.tag)) {
+  for (const child of Array.from(el.childNodes)) {
+    if (child.nodeType === 3) out += child.textContent ?? "";
+    else if (child.nodeType === 1 && (includeAll || !HIDDEN_TEXT.has(child.tagName))) {
+      if (!includeAll && isHidden(child)) continue;
       const inner = textOf(child, includeAll);
-      out += BLOCK.test(child.tag) ? `\n${inner}\n` : inner;
+      out += BLOCK.test(child.tagName) ? `\n${inner}\n` : inner;
     }
   }
   return out;
@@ -161,75 +202,6 @@ export function collapse(text: string): string {
     .join("\n");
 }
 
-export function all(node: Node, test: (n: Node) => boolean, out: Node[] = []): Node[] {
-  for (const child of node.children) {
-    if (typeof child === "string") continue;
-    if (test(child)) out.push(child);
-    all(child, test, out);
-  }
-  return out;
-}
-
-export function find(node: Node, test: (n: Node) => boolean): Node | undefined {
-  return all(node, test)[0];
-}
-
 export function safeName(name: string): string {
   return name.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "_") || "download";
-}
-
-const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
-
-export function decode(text: string): string {
-  return text.replace(/&(#x?[0-9a-f]+|[a-z]+);/gi, (whole, name: string) => {
-    if (name[0] === "#") {
-      const code =
-        name[1] === "x" || name[1] === "X" ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
-      return Number.isFinite(code) ? String.fromCodePoint(code) : whole;
-    }
-    return ENTITIES[name.toLowerCase()] ?? whole;
-  });
-}
-
-/** A forgiving HTML tokenizer: enough for served fixtures, not a spec parser. */
-export function parseHtml(html: string): Node {
-  const root: Node = { tag: "#document", attrs: {}, children: [] };
-  let open: Node = root;
-  const tagRe =
-    /<!--[\s\S]*?-->|<!doctype[^>]*>|<\/([a-zA-Z0-9-]+)\s*>|<([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[^\s=>/]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+))?)*)\s*(\/?)>/gi;
-  let last = 0;
-  for (let m = tagRe.exec(html); m; m = tagRe.exec(html)) {
-    if (m.index > last) open.children.push(decode(html.slice(last, m.index)));
-    last = tagRe.lastIndex;
-    const [whole, closing, opening, attrText = "", selfClose] = m;
-    if (whole.startsWith("<!")) continue;
-    if (closing) {
-      const tag = closing.toLowerCase();
-      for (let p: Node | undefined = open; p && p !== root; p = p.parent) {
-        if (p.tag === tag) {
-          open = p.parent ?? root;
-          break;
-        }
-      }
-      continue;
-    }
-    const tag = (opening as string).toLowerCase();
-    const attrs: Record<string, string> = {};
-    for (const a of attrText.matchAll(/([^\s=>/]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?/g)) {
-      attrs[(a[1] as string).toLowerCase()] = decode(a[2] ?? a[3] ?? a[4] ?? "");
-    }
-    const node: Node = { tag, attrs, children: [], parent: open };
-    if (attrs.checked !== undefined) node.checked = true;
-    open.children.push(node);
-    if (tag === "script" || tag === "style") {
-      const end = html.toLowerCase().indexOf(`</${tag}`, last);
-      last = end === -1 ? html.length : end;
-      tagRe.lastIndex = last;
-      open = node;
-      continue;
-    }
-    if (!VOID.has(tag) && !selfClose) open = node;
-  }
-  if (last < html.length) open.children.push(decode(html.slice(last)));
-  return root;
 }

@@ -1,6 +1,6 @@
 /**
- * An in-process page browser (BRW-7) for fake computers and tests: a tiny DOM model of served
- * HTML, no JavaScript. It fetches pages (tests serve them on loopback), lists links, buttons and
+ * An in-process page browser (BRW-7) for fake computers and tests: served HTML parsed into a
+ * real DOM (linkedom, ./page-dom.ts), no JavaScript. It fetches pages (tests serve them on loopback), lists links, buttons and
  * form fields as refs, follows links, submits forms (GET and POST) and saves attachments as
  * downloads. It keeps the contract's promises exactly as the real browser must: bounded
  * snapshots, masked passwords, refs bound to one document, prefix-and-uncertainty reports.
@@ -20,17 +20,17 @@ import {
   type PageSnapshot,
 } from "../../provider.ts";
 import {
-  all,
   collapse,
   type Doc,
   describe,
+  type El,
   fieldValue,
-  find,
-  formOf,
-  isInteractive,
+  interactiveElements,
+  isChecked,
   isTextField,
-  type Node,
-  parseHtml,
+  options as optionsOf,
+  optionValue,
+  parsePage,
   safeName,
   textOf,
 } from "./page-dom.ts";
@@ -89,14 +89,17 @@ export function createPageEmulator(options: PageEmulatorOptions = {}): PageBrows
       if (current) return current;
       throw new ActionFailure("FAILED", `${url} is a download, not a page`);
     }
-    const root = parseHtml(new TextDecoder().decode(body));
+    const document = parsePage(new TextDecoder().decode(body));
     const doc: Doc = {
       id: randomBytes(3).toString("hex"),
       url: response.url || url,
-      title: collapse(textOf(find(root, (n) => n.tag === "title") ?? root, true)),
+      title: collapse(textOf(document.querySelector("title"), true)),
       status: response.status,
-      root,
+      document,
       refs: new Map(),
+      refOf: new WeakMap(),
+      values: new WeakMap(),
+      checks: new WeakMap(),
       nextRef: 1,
     };
     docs.set(botId, doc);
@@ -109,9 +112,11 @@ export function createPageEmulator(options: PageEmulatorOptions = {}): PageBrows
     return doc;
   }
 
-  function resolveRef(doc: Doc, ref: string): Node {
+  function resolveRef(doc: Doc, ref: string): El {
     const node = doc.refs.get(ref);
-    if (node) return node;
+    if (node?.isConnected) return node;
+    if (node)
+      throw new ActionFailure("STALE_REF", `the element of ref ${ref} was removed; take a new snapshot`);
     // Refs carry their document's id, so an old ref can never name an element of a new page.
     if (/^[0-9a-f]{6}e\d+$/.test(ref) && !ref.startsWith(doc.id)) {
       throw new ActionFailure("STALE_REF", `ref ${ref} is from an earlier page; take a new snapshot`);
@@ -122,8 +127,8 @@ export function createPageEmulator(options: PageEmulatorOptions = {}): PageBrows
   async function submit(
     botId: string,
     doc: Doc,
-    form: Node | undefined,
-    submitter?: Node,
+    form: El | null,
+    submitter?: El,
     downloads?: { path: string; size: number }[],
   ) {
     if (!form)
@@ -132,16 +137,17 @@ export function createPageEmulator(options: PageEmulatorOptions = {}): PageBrows
         "this button belongs to no form and the emulator runs no scripts",
       );
     const params = new URLSearchParams();
-    for (const field of all(form, (n) => ["input", "select", "textarea"].includes(n.tag))) {
-      const name = field.attrs.name;
-      const type = field.attrs.type?.toLowerCase();
-      if (!name || field.attrs.disabled !== undefined || type === "submit" || type === "button") continue;
-      if ((type === "checkbox" || type === "radio") && !field.checked) continue;
-      params.append(name, fieldValue(field));
+    for (const field of Array.from(form.querySelectorAll("input,select,textarea"))) {
+      const name = field.getAttribute("name");
+      const type = field.getAttribute("type")?.toLowerCase();
+      if (!name || field.hasAttribute("disabled") || type === "submit" || type === "button") continue;
+      if ((type === "checkbox" || type === "radio") && !isChecked(doc, field)) continue;
+      params.append(name, fieldValue(doc, field));
     }
-    if (submitter?.attrs.name) params.append(submitter.attrs.name, submitter.attrs.value ?? "");
-    const action = new URL(form.attrs.action ?? "", doc.url);
-    if ((form.attrs.method ?? "get").toLowerCase() === "post") {
+    const submitterName = submitter?.getAttribute("name");
+    if (submitterName) params.append(submitterName, submitter?.getAttribute("value") ?? "");
+    const action = new URL(form.getAttribute("action") ?? "", doc.url);
+    if ((form.getAttribute("method") ?? "get").toLowerCase() === "post") {
       await load(botId, action.href, { method: "POST", body: params }, downloads);
     } else {
       action.search = params.toString();
@@ -159,49 +165,48 @@ export function createPageEmulator(options: PageEmulatorOptions = {}): PageBrows
     if (action.type === "press") {
       const target = action.ref ? resolveRef(doc, action.ref) : undefined;
       if (action.key === "Enter" && target && isTextField(target))
-        await submit(botId, doc, formOf(target), undefined, downloads);
+        await submit(botId, doc, target.closest("form"), undefined, downloads);
       return;
     }
     const node = resolveRef(doc, action.ref);
-    if (node.attrs.disabled !== undefined)
-      throw new ActionFailure("NOT_ACTIONABLE", `${action.ref} is disabled`);
-    const type = node.attrs.type?.toLowerCase() ?? "";
+    if (node.hasAttribute("disabled")) throw new ActionFailure("NOT_ACTIONABLE", `${action.ref} is disabled`);
+    const type = node.getAttribute("type")?.toLowerCase() ?? "";
+    const tag = node.tagName.toLowerCase();
     switch (action.type) {
       case "fill":
         if (!isTextField(node))
           throw new ActionFailure("NOT_ACTIONABLE", `${action.ref} is not a text field`);
-        node.value = action.text;
+        doc.values.set(node, action.text);
         return;
       case "select": {
-        if (node.tag !== "select") throw new ActionFailure("NOT_ACTIONABLE", `${action.ref} is not a select`);
-        const option = all(node, (n) => n.tag === "option").find(
-          (o) =>
-            (o.attrs.value ?? collapse(textOf(o, true))) === action.value ||
-            collapse(textOf(o, true)) === action.value,
+        if (tag !== "select") throw new ActionFailure("NOT_ACTIONABLE", `${action.ref} is not a select`);
+        const option = optionsOf(node).find(
+          (o) => optionValue(o) === action.value || collapse(textOf(o, true)) === action.value,
         );
         if (!option) throw new ActionFailure("NOT_ACTIONABLE", `no option ${JSON.stringify(action.value)}`);
-        node.value = option.attrs.value ?? collapse(textOf(option, true));
+        doc.values.set(node, optionValue(option));
         return;
       }
       case "check":
         if (type !== "checkbox" && type !== "radio")
           throw new ActionFailure("NOT_ACTIONABLE", `${action.ref} is not a checkbox`);
-        node.checked = action.checked;
+        doc.checks.set(node, action.checked);
         return;
       case "click": {
         if (type === "checkbox" || type === "radio") {
-          node.checked = type === "radio" ? true : !node.checked;
+          doc.checks.set(node, type === "radio" ? true : !isChecked(doc, node));
           return;
         }
-        if (node.tag === "a" && node.attrs.href !== undefined) {
-          await load(botId, new URL(node.attrs.href, doc.url).href, {}, downloads);
+        if (tag === "iframe" || tag === "frame")
+          throw new ActionFailure("NOT_ACTIONABLE", "frames need desktop tools");
+        if (tag === "a" && node.hasAttribute("href")) {
+          await load(botId, new URL(node.getAttribute("href") ?? "", doc.url).href, {}, downloads);
           return;
         }
         const isSubmit =
-          (node.tag === "button" && (type === "" || type === "submit")) ||
-          (node.tag === "input" && (type === "submit" || type === "image"));
-        if (isSubmit) return submit(botId, doc, formOf(node), node, downloads);
-        if (node.tag === "iframe") throw new ActionFailure("NOT_ACTIONABLE", "frames need desktop tools");
+          (tag === "button" && (type === "" || type === "submit")) ||
+          (tag === "input" && (type === "submit" || type === "image"));
+        if (isSubmit) return submit(botId, doc, node.closest("form"), node, downloads);
         return; // a scripted control: without scripts, nothing visible happens
       }
     }
@@ -231,15 +236,16 @@ export function createPageEmulator(options: PageEmulatorOptions = {}): PageBrows
           omittedElements: 0,
           frames: 0,
         };
-      const body = find(doc.root, (n) => n.tag === "body") ?? doc.root;
+      const body = doc.document.querySelector("body") ?? doc.document;
       const text = collapse(textOf(body, false));
-      const interactive = all(body, isInteractive);
+      const interactive = interactiveElements(doc.document);
       const elements: PageElement[] = [];
       for (const node of interactive.slice(0, PAGE_MAX_ELEMENTS)) {
-        let ref = [...doc.refs].find(([, n]) => n === node)?.[0];
+        let ref = doc.refOf.get(node);
         if (!ref) {
           ref = `${doc.id}e${doc.nextRef++}`;
           doc.refs.set(ref, node);
+          doc.refOf.set(node, ref);
         }
         elements.push(describe(doc, node, ref));
       }
@@ -250,7 +256,7 @@ export function createPageEmulator(options: PageEmulatorOptions = {}): PageBrows
         textTruncated: text.length > PAGE_MAX_TEXT_CHARS,
         elements,
         omittedElements: Math.max(0, interactive.length - PAGE_MAX_ELEMENTS),
-        frames: all(body, (n) => n.tag === "iframe" || n.tag === "frame").length,
+        frames: doc.document.querySelectorAll("iframe,frame").length,
       };
     },
 
