@@ -9,6 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApiApp } from "@rakazo/api/app";
+import { createClient, type RakazoClient } from "@rakazo/client";
 import { type AgentHomeStore, LocalAgentHomeStore, LocalKeyWrapper } from "@rakazo/homes";
 import { startPgBoss } from "@rakazo/jobs";
 import { createLogger } from "@rakazo/log";
@@ -32,7 +33,9 @@ export interface TestSystem {
   /** The data dir shared by the provider and the home store (`DATA_DIR`). */
   readonly dataDir: string;
   startWorker(options?: Pick<WorkerOptions, "idle" | "agent">): Promise<RunningWorker>;
-  /** POST /rpc/<name> with an optional bearer token; returns status and parsed JSON. */
+  /** The typed client (@rakazo/client) wired to the in-process app, acting with `token`. */
+  client(token?: string): RakazoClient;
+  /** POST /rpc/<name> with an optional bearer token; returns status and parsed JSON (raw checks). */
   rpc(name: string, body: unknown, token?: string): Promise<{ status: number; json: any }>;
   newTenant(
     label: string,
@@ -95,6 +98,13 @@ export async function createTestSystem(
       });
       workers.push(worker);
       return worker;
+    },
+    client(token) {
+      return createClient({
+        baseUrl: "http://rakazo.test",
+        token,
+        fetch: async (request) => app.fetch(request),
+      });
     },
     async rpc(name, body, token) {
       const res = await app.request(`/rpc/${name}`, {
