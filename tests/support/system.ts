@@ -151,12 +151,11 @@ export async function runningComputer(
   tenant: { spaceId: string; token: string },
   body: Record<string, unknown> = {},
 ): Promise<string> {
-  const created = await system.rpc("computer/create", { spaceId: tenant.spaceId, ...body }, tenant.token);
-  if (created.status !== 200) throw new Error(`computer/create failed: ${JSON.stringify(created.json)}`);
-  const id: string = created.json.result.id;
+  const client = system.client(tenant.token);
+  const { id } = await client.call("computer/create", { spaceId: tenant.spaceId, ...body });
   await eventually(async () => {
-    const res = await system.rpc("computer/get", { computerId: id }, tenant.token);
-    return res.json.result.state === "running" ? true : undefined;
+    const computer = await client.call("computer/get", { computerId: id });
+    return computer.state === "running" ? true : undefined;
   });
   return id;
 }
