@@ -1,7 +1,8 @@
 // Every computer RPC checks that the caller belongs to the owning space; a foreign computer
-// looks exactly like a missing one (security.md: no existence oracle).
+// looks exactly like a missing one (security.md: no existence oracle). Every id-taking RPC is
+// covered by the generated tests/api/registry-tenancy.test.ts; these are the readable cases.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestSystem, eventually, type TestSystem } from "../support/system.ts";
+import { createTestSystem, runningComputer, type TestSystem } from "../support/system.ts";
 
 let system: TestSystem;
 let alice: Awaited<ReturnType<TestSystem["newTenant"]>>;
@@ -13,12 +14,7 @@ beforeAll(async () => {
   await system.startWorker();
   alice = await system.newTenant("alice");
   bob = await system.newTenant("bob");
-  const created = await system.rpc("computer/create", { spaceId: bob.spaceId }, bob.token);
-  bobComputerId = created.json.result.id;
-  await eventually(async () => {
-    const res = await system.rpc("computer/get", { computerId: bobComputerId }, bob.token);
-    return res.json.result.state === "running" ? true : undefined;
-  });
+  bobComputerId = await runningComputer(system, bob);
 });
 afterAll(() => system.close());
 
@@ -51,13 +47,9 @@ describe("a member of space A cannot reach space B's computer", () => {
   });
 
   it("B's computer is untouched by A's attempts", async () => {
-    const res = await system.rpc("computer/get", { computerId: bobComputerId }, bob.token);
-    expect(res.json.result.state).toBe("running");
-    const exec = await system.rpc(
-      "computer/exec",
-      { computerId: bobComputerId, argv: ["echo", "mine"] },
-      bob.token,
-    );
-    expect(exec.json.result.stdout).toBe("mine\n");
+    const asBob = system.client(bob.token);
+    expect((await asBob.call("computer/get", { computerId: bobComputerId })).state).toBe("running");
+    const exec = await asBob.call("computer/exec", { computerId: bobComputerId, argv: ["echo", "mine"] });
+    expect(exec.stdout).toBe("mine\n");
   });
 });

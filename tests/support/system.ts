@@ -9,6 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApiApp } from "@rakazo/api/app";
+import { createClient, type RakazoClient } from "@rakazo/client";
 import { type AgentHomeStore, LocalAgentHomeStore, LocalKeyWrapper } from "@rakazo/homes";
 import { startPgBoss } from "@rakazo/jobs";
 import { createLogger } from "@rakazo/log";
@@ -36,7 +37,9 @@ export interface TestSystem {
   /** The data dir shared by the provider and the home store (`DATA_DIR`). */
   readonly dataDir: string;
   startWorker(options?: Pick<WorkerOptions, "idle" | "agent">): Promise<RunningWorker>;
-  /** POST /rpc/<name> with an optional bearer token; returns status and parsed JSON. */
+  /** The typed client (@rakazo/client) wired to the in-process app, acting with `token`. */
+  client(token?: string): RakazoClient;
+  /** POST /rpc/<name> with an optional bearer token; returns status and parsed JSON (raw checks). */
   rpc(name: string, body: unknown, token?: string): Promise<{ status: number; json: any }>;
   newTenant(
     label: string,
@@ -111,6 +114,13 @@ export async function createTestSystem(
       workers.push(worker);
       return worker;
     },
+    client(token) {
+      return createClient({
+        baseUrl: "http://rakazo.test",
+        token,
+        fetch: async (request) => app.fetch(request),
+      });
+    },
     async rpc(name, body, token) {
       const res = await app.request(`/rpc/${name}`, {
         method: "POST",
@@ -162,12 +172,11 @@ export async function runningComputer(
   tenant: { spaceId: string; token: string },
   body: Record<string, unknown> = {},
 ): Promise<string> {
-  const created = await system.rpc("computer/create", { spaceId: tenant.spaceId, ...body }, tenant.token);
-  if (created.status !== 200) throw new Error(`computer/create failed: ${JSON.stringify(created.json)}`);
-  const id: string = created.json.result.id;
+  const client = system.client(tenant.token);
+  const { id } = await client.call("computer/create", { spaceId: tenant.spaceId, ...body });
   await eventually(async () => {
-    const res = await system.rpc("computer/get", { computerId: id }, tenant.token);
-    return res.json.result.state === "running" ? true : undefined;
+    const computer = await client.call("computer/get", { computerId: id });
+    return computer.state === "running" ? true : undefined;
   });
   return id;
 }

@@ -14,6 +14,7 @@ import { bodyLimit } from "hono/body-limit";
 import { mountActivityStream } from "./activity-stream.ts";
 import { HTTP_STATUS } from "./http-errors.ts";
 import { mountScreenAuthority } from "./internal-screens.ts";
+import { buildOpenApiDocument } from "./openapi.ts";
 import type { RpcDefinition } from "./rpc/define.ts";
 import { RPCS } from "./rpc/index.ts";
 
@@ -27,6 +28,12 @@ export interface ApiOptions {
   readonly activityFeed?: ActivityFeed;
   /** Enables `POST /internal/screens/authorize` for the web service (SCR-5). */
   readonly screenServiceToken?: string | undefined;
+  /**
+   * What happens when a handler's result does not match its RPC's output schema: `strict`
+   * (default; tests and development) answers 500 INTERNAL, `log` (production, main.ts) logs
+   * `rpc.output_mismatch` and still sends the result, because the verb has already acted.
+   */
+  readonly outputValidation?: "strict" | "log";
 }
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -46,7 +53,9 @@ function sameSecret(a: string, b: string): boolean {
 
 export function createApiApp(options: ApiOptions): Hono {
   const { ctx, log } = options;
-  const rpcs = new Map((options.rpcs ?? RPCS).map((r) => [r.name, r]));
+  const served: readonly RpcDefinition[] = options.rpcs ?? RPCS;
+  const rpcs = new Map(served.map((r) => [r.contract.name, r]));
+  const outputValidation = options.outputValidation ?? "strict";
   const app = new Hono();
 
   app.use("*", async (c, next) => {
@@ -90,6 +99,13 @@ export function createApiApp(options: ApiOptions): Hono {
     return c.json({ status: "ok", provider: ctx.provider.kind });
   });
 
+  // Built on first request: it only changes with the code.
+  let openApi: unknown;
+  app.get("/openapi.json", (c) => {
+    openApi ??= buildOpenApiDocument(served.map((r) => r.contract));
+    return c.json(openApi);
+  });
+
   if (options.screenServiceToken) mountScreenAuthority(app, ctx, options.screenServiceToken);
 
   app.post(
@@ -108,7 +124,7 @@ export function createApiApp(options: ApiOptions): Hono {
 
       const secret = bearer(c.req.header("authorization"));
       let caller = BOOTSTRAP_CALLER;
-      if (rpc.auth === "token") {
+      if (rpc.contract.auth === "token") {
         caller = await authenticateToken(ctx, secret);
       } else if (options.bootstrapToken !== undefined && !sameSecret(secret ?? "", options.bootstrapToken)) {
         throw new AppError("UNAUTHENTICATED", "setup requires the configured bootstrap token");
@@ -121,14 +137,23 @@ export function createApiApp(options: ApiOptions): Hono {
       } catch {
         throw new AppError("INVALID_JSON", "request body is not valid JSON");
       }
-      const parsed = rpc.input.safeParse(body);
+      const parsed = rpc.contract.input.safeParse(body);
       if (!parsed.success) {
         throw new AppError("INVALID_INPUT", "request body does not match the RPC's input", {
           issues: parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
         });
       }
       const result = await rpc.handler(ctx, caller, parsed.data);
-      return c.json({ result: result ?? null });
+      const checked = rpc.contract.output.safeParse(result);
+      if (!checked.success) {
+        const issues = checked.error.issues.map((i) => ({ path: i.path.join("."), code: i.code }));
+        log.error("rpc.output_mismatch", { rpc: rpc.contract.name, issues });
+        if (outputValidation === "strict") {
+          throw new AppError("INTERNAL", `${rpc.contract.name} returned a result its output schema rejects`);
+        }
+        return c.json({ result: result ?? null });
+      }
+      return c.json({ result: checked.data ?? null });
     },
   );
 

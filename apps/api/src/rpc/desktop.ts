@@ -1,54 +1,11 @@
+import * as contracts from "@rakazo/api-contract";
 import { actOnDesktop, observeDesktop } from "@rakazo/services";
-import { z } from "zod";
-import { defineRpc, ids } from "./define.ts";
+import { defineRpc } from "./define.ts";
 
-const coordinate = z.number().int().min(0).max(16_384);
-const button = z.enum(["left", "right", "middle"]);
-const point = z.strictObject({ x: coordinate, y: coordinate });
+export const computerObserve = defineRpc(contracts.computerObserve, (ctx, caller, input) =>
+  observeDesktop(ctx, caller, input),
+);
 
-/** Desktop actions as the API accepts them (TOOL-1); the supervisor executes them in order. */
-export const desktopAction = z.discriminatedUnion("type", [
-  z.strictObject({ type: z.literal("move"), x: coordinate, y: coordinate }),
-  z.strictObject({
-    type: z.literal("click"),
-    x: coordinate.optional(),
-    y: coordinate.optional(),
-    button: button.optional(),
-    double: z.boolean().optional(),
-  }),
-  z.strictObject({ type: z.literal("drag"), from: point, to: point, button: button.optional() }),
-  z.strictObject({
-    type: z.literal("scroll"),
-    x: coordinate.optional(),
-    y: coordinate.optional(),
-    dx: z.number().int().min(-100).max(100).optional(),
-    dy: z.number().int().min(-100).max(100),
-  }),
-  z.strictObject({ type: z.literal("type"), text: z.string().min(1).max(10_000) }),
-  z.strictObject({
-    type: z.literal("key"),
-    keys: z.string().regex(/^[A-Za-z0-9_+]+$/, "keys look like ctrl+l, Return or shift+Tab"),
-  }),
-  z.strictObject({ type: z.literal("wait"), ms: z.number().int().min(0).max(10_000) }),
-]);
-
-const botTarget = {
-  computerId: z.string().regex(ids.computer),
-  botId: z.string().regex(ids.bot),
-  /** The caller's execution lease; without it, nobody else may hold the bot's lease. */
-  fencingToken: z.number().int().positive().optional(),
-};
-
-export const computerObserve = defineRpc({
-  name: "computer/observe",
-  auth: "token",
-  input: z.strictObject(botTarget),
-  handler: (ctx, caller, input) => observeDesktop(ctx, caller, input),
-});
-
-export const computerAct = defineRpc({
-  name: "computer/act",
-  auth: "token",
-  input: z.strictObject({ ...botTarget, actions: z.array(desktopAction).min(1).max(100) }),
-  handler: (ctx, caller, input) => actOnDesktop(ctx, caller, input),
-});
+export const computerAct = defineRpc(contracts.computerAct, (ctx, caller, input) =>
+  actOnDesktop(ctx, caller, input),
+);

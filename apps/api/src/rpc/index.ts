@@ -1,3 +1,4 @@
+import type { RpcName } from "@rakazo/api-contract";
 import { computerActivity } from "./activity.ts";
 import { agentRun } from "./agent.ts";
 import {
@@ -28,7 +29,8 @@ import {
 import { computerRevokeScreenUrl, computerScreenUrl } from "./screens.ts";
 import { setupBootstrap } from "./setup.ts";
 
-export const RPCS: readonly RpcDefinition[] = [
+/** Every served RPC, one handler per contract in @rakazo/api-contract (checked below). */
+export const RPCS = [
   setupBootstrap,
   spaceCreate,
   spaceList,
@@ -60,4 +62,11 @@ export const RPCS: readonly RpcDefinition[] = [
   agentRun,
   computerScreenUrl,
   computerRevokeScreenUrl,
-] as RpcDefinition[];
+] as const satisfies readonly RpcDefinition[];
+
+// A contract without a handler (or a handler for a name the contract lacks) fails to compile.
+type Served = (typeof RPCS)[number]["contract"]["name"];
+const everyContractServed: [Exclude<RpcName, Served>, Exclude<Served, RpcName>] extends [never, never]
+  ? true
+  : false = true;
+void everyContractServed;

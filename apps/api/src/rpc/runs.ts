@@ -1,3 +1,4 @@
+import * as contracts from "@rakazo/api-contract";
 import {
   endRun,
   getRun,
@@ -8,75 +9,38 @@ import {
   stopBot,
   takeControl,
 } from "@rakazo/services";
-import { z } from "zod";
-import { defineRpc, ids } from "./define.ts";
+import { defineRpc } from "./define.ts";
 
-const runId = z.string().regex(/^run_[a-z0-9]{20}$/, "expected a run id (run_…)");
-const fencingToken = z.number().int().positive();
-const ttlMs = z
-  .number()
-  .int()
-  .min(1_000)
-  .max(24 * 3_600_000)
-  .optional();
-const botOnComputer = { computerId: z.string().regex(ids.computer), botId: z.string().regex(ids.bot) };
+export const runStart = defineRpc(contracts.runStart, (ctx, caller, input) => startRun(ctx, caller, input));
 
-export const runStart = defineRpc({
-  name: "run/start",
-  auth: "token",
-  input: z.strictObject({ ...botOnComputer, leaseTtlMs: ttlMs }),
-  handler: (ctx, caller, input) => startRun(ctx, caller, input),
-});
+export const runGet = defineRpc(contracts.runGet, (ctx, caller, input) => getRun(ctx, caller, input));
 
-export const runGet = defineRpc({
-  name: "run/get",
-  auth: "token",
-  input: z.strictObject({ runId }),
-  handler: (ctx, caller, input) => getRun(ctx, caller, input),
-});
+export const runHeartbeat = defineRpc(contracts.runHeartbeat, (ctx, caller, input) =>
+  heartbeatRun(ctx, caller, input),
+);
 
-export const runHeartbeat = defineRpc({
-  name: "run/heartbeat",
-  auth: "token",
-  input: z.strictObject({ runId, fencingToken, leaseTtlMs: ttlMs }),
-  handler: (ctx, caller, input) => heartbeatRun(ctx, caller, input),
-});
+export const runRequestTakeover = defineRpc(contracts.runRequestTakeover, (ctx, caller, input) =>
+  requestTakeover(ctx, caller, input),
+);
 
-export const runRequestTakeover = defineRpc({
-  name: "run/requestTakeover",
-  auth: "token",
-  input: z.strictObject({ runId, fencingToken, reason: z.string().trim().min(1).max(500) }),
-  handler: (ctx, caller, input) => requestTakeover(ctx, caller, input),
-});
+export const runComplete = defineRpc(contracts.runComplete, (ctx, caller, input) =>
+  endRun(ctx, caller, { ...input, outcome: "complete" }),
+);
+export const runFail = defineRpc(contracts.runFail, (ctx, caller, input) =>
+  endRun(ctx, caller, { ...input, outcome: "fail" }),
+);
+export const runCancel = defineRpc(contracts.runCancel, (ctx, caller, input) =>
+  endRun(ctx, caller, { ...input, outcome: "cancel" }),
+);
 
-const ending = (outcome: "complete" | "fail" | "cancel") =>
-  defineRpc({
-    name: `run/${outcome}`,
-    auth: "token",
-    input: z.strictObject({ runId, fencingToken, error: z.string().max(2_000).optional() }),
-    handler: (ctx, caller, input) => endRun(ctx, caller, { ...input, outcome }),
-  });
-export const runComplete = ending("complete");
-export const runFail = ending("fail");
-export const runCancel = ending("cancel");
+export const computerTakeControl = defineRpc(contracts.computerTakeControl, (ctx, caller, input) =>
+  takeControl(ctx, caller, input),
+);
 
-export const computerTakeControl = defineRpc({
-  name: "computer/takeControl",
-  auth: "token",
-  input: z.strictObject({ ...botOnComputer, ttlMs }),
-  handler: (ctx, caller, input) => takeControl(ctx, caller, input),
-});
+export const computerReleaseControl = defineRpc(contracts.computerReleaseControl, (ctx, caller, input) =>
+  releaseControl(ctx, caller, input),
+);
 
-export const computerReleaseControl = defineRpc({
-  name: "computer/releaseControl",
-  auth: "token",
-  input: z.strictObject(botOnComputer),
-  handler: (ctx, caller, input) => releaseControl(ctx, caller, input),
-});
-
-export const computerStopBot = defineRpc({
-  name: "computer/stopBot",
-  auth: "token",
-  input: z.strictObject(botOnComputer),
-  handler: (ctx, caller, input) => stopBot(ctx, caller, input),
-});
+export const computerStopBot = defineRpc(contracts.computerStopBot, (ctx, caller, input) =>
+  stopBot(ctx, caller, input),
+);

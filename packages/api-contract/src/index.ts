@@ -1,0 +1,96 @@
+/**
+ * The RPC contract: every RPC's name, auth, input and output schema. The API binds handlers
+ * to these entries, `packages/client` derives its types from them, `GET /openapi.json` is
+ * generated from them, and tests/api/registry-*.test.ts run one case per entry.
+ */
+import type { z } from "zod";
+import type { RpcContract } from "./define.ts";
+import { computerActivity } from "./rpc/activity.ts";
+import { agentRun } from "./rpc/agent.ts";
+import {
+  computerCreate,
+  computerDelete,
+  computerExec,
+  computerGet,
+  computerList,
+  computerStart,
+  computerStop,
+} from "./rpc/computer.ts";
+import { computerAct, computerObserve } from "./rpc/desktop.ts";
+import { computerFilesList, computerFilesRead } from "./rpc/files.ts";
+import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./rpc/identity.ts";
+import {
+  computerReleaseControl,
+  computerStopBot,
+  computerTakeControl,
+  runCancel,
+  runComplete,
+  runFail,
+  runGet,
+  runHeartbeat,
+  runRequestTakeover,
+  runStart,
+} from "./rpc/runs.ts";
+import { computerRevokeScreenUrl, computerScreenUrl } from "./rpc/screens.ts";
+import { setupBootstrap } from "./rpc/setup.ts";
+
+export { defineContract, ids, type RpcContract, timestamp } from "./define.ts";
+export * from "./rpc/activity.ts";
+export * from "./rpc/agent.ts";
+export * from "./rpc/computer.ts";
+export * from "./rpc/desktop.ts";
+export * from "./rpc/files.ts";
+export * from "./rpc/identity.ts";
+export * from "./rpc/runs.ts";
+export * from "./rpc/screens.ts";
+export * from "./rpc/setup.ts";
+
+export const RPC_CONTRACTS = [
+  setupBootstrap,
+  spaceCreate,
+  spaceList,
+  botCreate,
+  botList,
+  tokenCreate,
+  computerCreate,
+  computerGet,
+  computerList,
+  computerExec,
+  computerStop,
+  computerStart,
+  computerDelete,
+  computerObserve,
+  computerAct,
+  computerFilesList,
+  computerFilesRead,
+  computerActivity,
+  computerTakeControl,
+  computerReleaseControl,
+  computerStopBot,
+  runStart,
+  runGet,
+  runHeartbeat,
+  runRequestTakeover,
+  runComplete,
+  runFail,
+  runCancel,
+  agentRun,
+  computerScreenUrl,
+  computerRevokeScreenUrl,
+] as const;
+
+type AnyContract = (typeof RPC_CONTRACTS)[number];
+
+/** Every RPC name, e.g. `"computer/get"`. */
+export type RpcName = AnyContract["name"];
+/** RPC name → its contract (the type clients are built from). */
+export type RpcContracts = { [C in AnyContract as C["name"]]: C };
+/** What a caller sends (defaults still optional). */
+export type RpcInput<N extends RpcName> = z.input<RpcContracts[N]["input"]>;
+/** What a caller receives in `result`. */
+export type RpcOutput<N extends RpcName> = z.output<RpcContracts[N]["output"]>;
+
+/** Name → contract, for lookups at runtime. */
+export const RPC_CONTRACT_BY_NAME: ReadonlyMap<string, RpcContract> = new Map(
+  RPC_CONTRACTS.map((contract) => [contract.name, contract]),
+);

@@ -1,0 +1,35 @@
+/** Output shapes shared by several RPCs; each mirrors a view type in @rakazo/services. */
+import { z } from "zod";
+import { timestamp } from "./define.ts";
+
+export const computerView = z.strictObject({
+  id: z.string(),
+  spaceId: z.string(),
+  name: z.string(),
+  mode: z.enum(["team", "private"]),
+  ownerBotId: z.string().nullable(),
+  providerKind: z.string(),
+  state: z.enum(["provisioning", "running", "stopping", "stopped", "deleting", "deleted", "failed"]),
+  homeRevision: z.number().int(),
+  lastError: z.string().nullable(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+
+export const runView = z.strictObject({
+  id: z.string(),
+  computerId: z.string(),
+  botId: z.string(),
+  status: z.enum(["queued", "running", "waiting_takeover", "completed", "failed", "canceled"]),
+  error: z.string().nullable(),
+  takeoverReason: z.string().nullable(),
+});
+
+export const leaseView = z.strictObject({
+  computerId: z.string(),
+  botId: z.string(),
+  fencingToken: z.number().int(),
+  expiresAt: timestamp,
+});
+
+export const screenSlot = z.strictObject({ index: z.number().int(), generation: z.number().int() });

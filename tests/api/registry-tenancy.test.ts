@@ -1,0 +1,102 @@
+// Generated from the RPC contracts: for every RPC and every tenant id its input names, a
+// foreign id (another tenant's running computer, its space, bot and run) is answered exactly
+// like a missing one — same status, code and message — so responses are no existence oracle
+// (security.md "Tokens and tenancy"). A new RPC is covered by adding its example.
+import { RPC_CONTRACTS } from "@rakazo/api-contract";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ExampleIds, exampleFor, MISSING_IDS, NON_TENANT_IDS } from "../support/rpc-examples.ts";
+import { createTestSystem, runningComputer, type TestSystem } from "../support/system.ts";
+
+let system: TestSystem;
+let aliceToken: string;
+let bobToken: string;
+let own: ExampleIds;
+let foreign: ExampleIds;
+
+beforeAll(async () => {
+  // An agent model is configured so agent/run reaches its ownership checks (no worker runs it).
+  system = await createTestSystem({ agentModel: "faux:scripted-worker" });
+  await system.startWorker();
+  const alice = await system.newTenant("alice");
+  const bob = await system.newTenant("bob");
+  aliceToken = alice.token;
+  bobToken = bob.token;
+  const [aliceComputer, bobComputer] = await Promise.all([
+    runningComputer(system, alice),
+    runningComputer(system, bob),
+  ]);
+  const bobRun = await system
+    .client(bob.token)
+    .call("run/start", { computerId: bobComputer, botId: bob.botId });
+  own = { spaceId: alice.spaceId, computerId: aliceComputer, botId: alice.botId, runId: MISSING_IDS.runId };
+  foreign = { spaceId: bob.spaceId, computerId: bobComputer, botId: bob.botId, runId: bobRun.run.id };
+}, 60_000);
+afterAll(() => system.close());
+
+const idKeys = new Set<string>(["spaceId", "computerId", "botId", "runId"] satisfies (keyof ExampleIds)[]);
+
+/** Refusals other than NOT_FOUND (still identical for foreign and missing ids), and why. */
+const OTHER_REFUSALS: Readonly<Record<string, string>> = {
+  // Releasing needs the caller's own control lease on that bot, which no foreign bot has.
+  "computer/releaseControl botId": "NOT_IN_CONTROL",
+};
+
+/** Every (RPC, id field) pair: the example's keys ending in `Id`, minus non-tenant ids. */
+const cases = RPC_CONTRACTS.filter((c) => c.auth === "token").flatMap((contract) =>
+  Object.keys(exampleFor(contract.name, MISSING_IDS))
+    .filter((key) => key.endsWith("Id") && !(key in NON_TENANT_IDS))
+    .map((key) => [contract.name, key] as const),
+);
+
+describe("a foreign id is answered exactly like a missing one", () => {
+  it("every example's id fields are ids this suite can swap", () => {
+    for (const [name, key] of cases) expect(idKeys.has(key), `${name}: ${key}`).toBe(true);
+  });
+
+  it("covers every id-taking RPC, not a sample", () => {
+    const covered = new Set<string>(cases.map(([name]) => name));
+    for (const name of [
+      "computer/observe",
+      "computer/act",
+      "computer/files/list",
+      "computer/files/read",
+      "computer/screenUrl",
+      "computer/takeControl",
+      "computer/activity",
+      "run/get",
+      "run/heartbeat",
+      "agent/run",
+    ]) {
+      expect(covered.has(name), name).toBe(true);
+    }
+    expect(covered.size).toBe(
+      RPC_CONTRACTS.length - ["setup/bootstrap", "space/create", "space/list", "token/create"].length,
+    );
+  });
+
+  it.each(cases)("%s with a foreign %s is refused exactly like a missing one", async (name, key) => {
+    const contract = RPC_CONTRACTS.find((c) => c.name === name);
+    const field = key as keyof ExampleIds;
+    const foreignInput = exampleFor(name, { ...own, [field]: foreign[field] });
+    const missingInput = exampleFor(name, { ...own, [field]: MISSING_IDS[field] });
+    // Both must be valid input, or the comparison would only compare two INVALID_INPUTs.
+    expect(contract?.input.safeParse(foreignInput).success).toBe(true);
+    expect(contract?.input.safeParse(missingInput).success).toBe(true);
+
+    const viaForeign = await system.rpc(name, foreignInput, aliceToken);
+    const viaMissing = await system.rpc(name, missingInput, aliceToken);
+    expect(viaMissing.json.error?.code).toBe(OTHER_REFUSALS[`${name} ${key}`] ?? "NOT_FOUND");
+    expect(viaMissing.status).toBeGreaterThanOrEqual(400);
+    expect({ status: viaForeign.status, json: viaForeign.json }).toEqual({
+      status: viaMissing.status,
+      json: viaMissing.json,
+    });
+  });
+
+  it("B's computer and run are untouched by A's attempts", async () => {
+    const asBob = system.client(bobToken);
+    expect((await asBob.call("computer/get", { computerId: foreign.computerId })).state).toBe("running");
+    expect((await asBob.call("run/get", { runId: foreign.runId })).status).toBe("running");
+    expect(await asBob.call("computer/list", { spaceId: foreign.spaceId })).toHaveLength(1);
+  });
+});

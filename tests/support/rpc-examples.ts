@@ -1,0 +1,69 @@
+/**
+ * One valid input per RPC, built from a tenant's ids. The generated suites
+ * (tests/api/registry-*.test.ts) call every RPC with these, so a new RPC needs an entry here
+ * (the type below makes a missing one fail `pnpm typecheck`; the suites fail at runtime too).
+ */
+import type { RpcInput, RpcName } from "@rakazo/api-contract";
+
+/** The ids an example may use; the tenancy suite swaps each for a foreign and a missing one. */
+export interface ExampleIds {
+  readonly spaceId: string;
+  readonly computerId: string;
+  readonly botId: string;
+  readonly runId: string;
+}
+
+/** Example keys ending in `Id` that name no tenant-owned row (so are not swapped), and why. */
+export const NON_TENANT_IDS: Readonly<Record<string, string>> = {
+  capabilityId: "a screen capability is reachable only through its computerId, which is swapped",
+};
+
+export const MISSING_IDS: ExampleIds = {
+  spaceId: `spc_${"z".repeat(20)}`,
+  computerId: `cmp_${"z".repeat(20)}`,
+  botId: `bot_${"z".repeat(20)}`,
+  runId: `run_${"z".repeat(20)}`,
+};
+
+type Examples = { readonly [N in RpcName]: (ids: ExampleIds) => RpcInput<N> };
+
+export const RPC_EXAMPLES: Examples = {
+  "setup/bootstrap": () => ({ userName: "root" }),
+  "space/create": () => ({ name: "Lab" }),
+  "space/list": () => ({}),
+  "bot/create": ({ spaceId }) => ({ spaceId, name: "Ada" }),
+  "bot/list": ({ spaceId }) => ({ spaceId }),
+  "token/create": () => ({ name: "ci" }),
+  "computer/create": ({ spaceId, botId }) => ({ spaceId, botId, mode: "private", name: "box" }),
+  "computer/get": ({ computerId }) => ({ computerId }),
+  "computer/list": ({ spaceId }) => ({ spaceId }),
+  "computer/exec": ({ computerId }) => ({ computerId, argv: ["echo", "hi"] }),
+  "computer/stop": ({ computerId }) => ({ computerId }),
+  "computer/start": ({ computerId }) => ({ computerId }),
+  "computer/delete": ({ computerId }) => ({ computerId }),
+  "computer/observe": ({ computerId, botId }) => ({ computerId, botId }),
+  "computer/act": ({ computerId, botId }) => ({ computerId, botId, actions: [{ type: "move", x: 1, y: 1 }] }),
+  "computer/files/list": ({ computerId }) => ({ computerId, path: "" }),
+  "computer/files/read": ({ computerId }) => ({ computerId, path: "notes.txt" }),
+  "computer/activity": ({ computerId }) => ({ computerId, limit: 10 }),
+  "computer/takeControl": ({ computerId, botId }) => ({ computerId, botId }),
+  "computer/releaseControl": ({ computerId, botId }) => ({ computerId, botId }),
+  "computer/stopBot": ({ computerId, botId }) => ({ computerId, botId }),
+  "run/start": ({ computerId, botId }) => ({ computerId, botId }),
+  "run/get": ({ runId }) => ({ runId }),
+  "run/heartbeat": ({ runId }) => ({ runId, fencingToken: 1 }),
+  "run/requestTakeover": ({ runId }) => ({ runId, fencingToken: 1, reason: "captcha" }),
+  "run/complete": ({ runId }) => ({ runId, fencingToken: 1 }),
+  "run/fail": ({ runId }) => ({ runId, fencingToken: 1, error: "gave up" }),
+  "run/cancel": ({ runId }) => ({ runId, fencingToken: 1 }),
+  "agent/run": ({ computerId, botId }) => ({ computerId, botId, task: "open the browser" }),
+  "computer/screenUrl": ({ computerId, botId }) => ({ computerId, botId, policy: "view" }),
+  "computer/revokeScreenUrl": ({ computerId }) => ({ computerId, capabilityId: "A".repeat(22) }),
+};
+
+/** The example for `name`; fails with a message telling the RPC's author what to add. */
+export function exampleFor(name: string, ids: ExampleIds): Record<string, unknown> {
+  const build = (RPC_EXAMPLES as Readonly<Record<string, ((ids: ExampleIds) => object) | undefined>>)[name];
+  if (!build) throw new Error(`${name} has no example input: add one to tests/support/rpc-examples.ts`);
+  return { ...build(ids) };
+}
