@@ -22,8 +22,8 @@ import net from "node:net";
 import path from "node:path";
 import type { Duplex } from "node:stream";
 import { openCapability, type ScreenClaims } from "./capability-codec.ts";
+import { pipeClientInput } from "./client-input.ts";
 import {
-  CLOSE_POLICY,
   CLOSE_REVOKED,
   CLOSE_SLOT_CLOSED,
   type ConnectionInfo,
@@ -42,10 +42,8 @@ import {
   TICKET_HEADER,
   writePrivate,
 } from "./gateway-rules.ts";
-import { RfbViewFilter } from "./rfb-filter.ts";
 import {
   acceptValue,
-  ClientFrameParser,
   closeFrame,
   frameHeader,
   MAX_FRAME_HEADER,
@@ -346,38 +344,15 @@ export class ScreenGateway {
       held = true;
       return false;
     };
-    upstream.on("drain", () => client.resume());
-
-    const parser = new ClientFrameParser();
-    const filter = claims.policy === "view" ? new RfbViewFilter() : undefined;
-    client.on("data", (chunk: Buffer) => {
-      if (connection.closed) return;
-      const parsed = parser.push(chunk);
-      for (const frame of parsed.frames) {
-        if (frame.opcode === OPCODE.binary || frame.opcode === OPCODE.continuation) {
-          let out: Buffer[] = [frame.payload];
-          if (filter) {
-            const filtered = filter.push(frame.payload);
-            connection.info.droppedInput += filtered.dropped.length;
-            if (filtered.error) {
-              this.#end(connection, CLOSE_POLICY, "view-only stream not understood");
-              return;
-            }
-            out = filtered.forward;
-          }
-          for (const bytes of out) if (!upstream.write(bytes)) client.pause();
-        } else if (frame.opcode === OPCODE.ping) {
-          client.write(Buffer.concat([frameHeader(OPCODE.pong, frame.payload.length), frame.payload]));
-        } else if (frame.opcode === OPCODE.close) {
-          const code = frame.payload.length >= 2 ? frame.payload.readUInt16BE(0) : 1000;
-          this.#end(connection, code >= 1000 && code < 5000 && code !== 1005 ? code : 1000, "");
-          return;
-        } else if (frame.opcode === OPCODE.text) {
-          this.#end(connection, 1003, "binary frames only");
-          return;
-        }
-      }
-      if (parsed.error) this.#end(connection, parsed.error.code, parsed.error.reason);
+    pipeClientInput({
+      client,
+      upstream,
+      policy: claims.policy,
+      end: (code, reason) => this.#end(connection, code, reason),
+      dropped: (count) => {
+        connection.info.droppedInput += count;
+      },
+      isClosed: () => connection.closed,
     });
 
     const gone = (): void => this.#end(connection, 1001, "upstream closed");
