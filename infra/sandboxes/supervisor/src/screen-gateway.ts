@@ -10,7 +10,8 @@
  * - View tickets go through `RfbViewFilter` (input dropped in the gateway); control tickets are
  *   passed through untouched.
  * - `revoke` closes matching live connections at once (close code 4001); `closeSlot` closes a
- *   slot's connections before teardown (4002, SCR-3).
+ *   slot's connections before teardown (4002, SCR-3); a control connection closes when its
+ *   capability expires (4003).
  * Keys and revocations are persisted in the run dir (0600) so a restarted daemon keeps them.
  */
 export * from "./gateway-rules.ts";
@@ -24,6 +25,7 @@ import type { Duplex } from "node:stream";
 import { openCapability, type ScreenClaims } from "./capability-codec.ts";
 import { pipeClientInput } from "./client-input.ts";
 import {
+  CLOSE_EXPIRED,
   CLOSE_REVOKED,
   CLOSE_SLOT_CLOSED,
   type ConnectionInfo,
@@ -58,6 +60,7 @@ interface Connection {
   readonly client: Duplex;
   readonly upstream: net.Socket;
   closed: boolean;
+  expiry?: NodeJS.Timeout;
 }
 
 const MAX_RULES = 10_000;
@@ -315,6 +318,16 @@ export class ScreenGateway {
       closed: false,
     };
     this.#connections.add(connection);
+    // Control dies with its lease (TKO-1, CMP-3): the API caps a control capability's expiry at
+    // the control lease's, so the connection closes then; a renewed lease means a new capability.
+    // View connections stay open past expiry, which only gates connecting.
+    if (claims.policy === "control") {
+      connection.expiry = setTimeout(
+        () => this.#end(connection, CLOSE_EXPIRED, "expired"),
+        Math.max(0, claims.expiresAt - this.#now()),
+      );
+      connection.expiry.unref();
+    }
     this.#log({
       event: "gateway.connection.opened",
       connectionId: connection.info.connectionId,
@@ -366,6 +379,7 @@ export class ScreenGateway {
   #end(connection: Connection, code: number, reason: string): void {
     if (connection.closed) return;
     connection.closed = true;
+    clearTimeout(connection.expiry);
     this.#connections.delete(connection);
     if (!connection.client.destroyed) {
       connection.client.end(closeFrame(code, reason));
