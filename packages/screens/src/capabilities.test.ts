@@ -2,10 +2,11 @@
  * Browser capabilities and gateway tickets open only in their canonical encoding (SCR-4, issue
  * 10 finding 4): `cap + "A"` or an altered last character is `malformed`, never the same screen.
  */
+
+import { openCapability } from "@rakazo/supervisor/capability";
 import { describe, expect, it } from "vitest";
 import { gatewayTicket, mintScreenCapability, openScreenCapability } from "./capabilities.ts";
 import { gatewayKey, generateScreenKeys, parseScreenKeys } from "./keyring.ts";
-import { openCapability } from "@rakazo/supervisor/capability";
 
 const keyring = parseScreenKeys(generateScreenKeys("k1"));
 const mint = () =>

@@ -18,7 +18,6 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deriveScreenKey, newCapabilityId, sealCapability } from "./capability-codec.ts";
-import { TICKET_HEADER } from "./gateway-rules.ts";
 
 const TOOLS = ["Xvfb", "x11vnc", "xdotool", "chromium"];
 const missing = TOOLS.filter((tool) => spawnSync("sh", ["-c", `command -v ${tool}`]).status !== 0);

@@ -8,9 +8,9 @@
  */
 import { randomBytes } from "node:crypto";
 import net from "node:net";
+import { TICKET_HEADER } from "../gateway-rules.ts";
 
 const [socketPath, ticket, kind] = process.argv.slice(2) as [string, string, string];
-const HEADER = "x-rakazo-screen-ticket";
 
 function frame(payload: Buffer): Buffer {
   const length = payload.length;
@@ -71,7 +71,7 @@ socket.on("close", () => process.exit(2));
 socket.write(
   `GET /v1/rfb HTTP/1.1\r\nHost: gateway\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
     `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString("base64")}\r\n` +
-    `${HEADER}: ${ticket}\r\n\r\n`,
+    `${TICKET_HEADER}: ${ticket}\r\n\r\n`,
 );
 
 async function send(): Promise<void> {
