@@ -8,7 +8,7 @@
  * - `GET /v1/screen` answers whether the ticket would be served; an upgrade on `/v1/rfb` opens
  *   a websocket bridged to exactly `vnc/slot<index>-g<generation>.sock`.
  * - View tickets go through `RfbViewFilter` (input dropped in the gateway); control tickets are
- *   passed through untouched.
+ *   passed through untouched. Client input is streamed and paced in client-input.ts.
  * - `revoke` closes matching live connections at once (close code 4001); `closeSlot` closes a
  *   slot's connections before teardown (4002, SCR-3); a control connection closes when its
  *   capability expires (4003).
