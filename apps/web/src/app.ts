@@ -45,6 +45,9 @@ export function createWebApp(options: WebAppOptions): Hono {
   app.get("/assets/screen.js", (c) => {
     c.header("content-type", "text/javascript; charset=utf-8");
     c.header("cache-control", "public, max-age=300");
+    // The screen page runs sandboxed in an opaque origin (Origin: null); its module script is a
+    // CORS fetch. The bundle is public code, never a secret.
+    c.header("access-control-allow-origin", "*");
     return c.body(options.screenScript);
   });
 
@@ -93,6 +96,9 @@ export function createWebApp(options: WebAppOptions): Hono {
     log.info("screen.proxy.http_upstream_response", { ...base, "screen.status": status });
     if (status !== 200)
       return c.html(refusalPage(), status === 410 ? 410 : status === 401 || status === 403 ? 403 : 502);
+    // Sandboxed by its own response, however it is loaded: scripts run, but in an opaque
+    // origin that cannot reach the embedding page or the web service's storage.
+    c.header("content-security-policy", "sandbox allow-scripts");
     return c.html(injectReporter(screenPage(authorization.policy)));
   });
 

@@ -18,6 +18,9 @@ export function screenPage(policy: "view" | "control"): string {
  * The project's embed page (SCR-7, SCR-8): fetches the proxied page once, shows a fixed reason
  * on refusal, frames it sandboxed, and mirrors the reporter's statuses as `screen-<status>`
  * classes; a `failed` report or nothing past `loading` within 15 s shows the error and Retry.
+ * The frame is sandboxed with `allow-scripts` only: without `allow-same-origin` the screen runs
+ * in an opaque origin, so it can neither reach this page's DOM nor lift its own sandbox; its
+ * reports still arrive by postMessage (checked against the frame's window, not an origin).
  */
 export function embedPage(): string {
   return `<!doctype html>
@@ -38,7 +41,7 @@ html.screen-failed iframe,html.screen-refused iframe{display:none}</style>
       if (!r.ok) { set("refused"); return; }
       if (frame) frame.remove();
       frame = document.createElement("iframe");
-      frame.setAttribute("sandbox", "allow-scripts allow-same-origin");
+      frame.setAttribute("sandbox", "allow-scripts");
       frame.setAttribute("referrerpolicy", "no-referrer");
       frame.src = page;
       document.body.appendChild(frame);

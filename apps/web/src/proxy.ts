@@ -14,7 +14,8 @@ import type { ScreenAuthority } from "./authority.ts";
 import { gatewaySocket } from "./upstream.ts";
 
 export const CLOSE_REVOKED = 4001;
-const HIGH_WATER = 4 * 1024 * 1024;
+export const HIGH_WATER = 4 * 1024 * 1024;
+const LOW_WATER = 1024 * 1024;
 const CAPABILITY_PATH = /^\/screens\/(rs1\.[A-Za-z0-9_-]{1,32}\.[A-Za-z0-9_-]{20,2000})\/websockify$/;
 
 export function newConnectionId(): string {
@@ -156,6 +157,23 @@ export function attachScreenProxy(server: http.Server, authority: ScreenAuthorit
 
 type ClosedBy = "client" | "upstream" | "revoked";
 
+/**
+ * Messages from `from` to `to`, with backpressure: reading `from` pauses while `to` holds more
+ * than `HIGH_WATER` unsent bytes and resumes once a send has flushed below `LOW_WATER`. Both
+ * directions use it, so neither a browser that stops reading nor a gateway that stops reading
+ * (issue 10: a viewer's flood) makes the web service buffer without bound.
+ */
+export function forward(from: WebSocket, to: WebSocket): void {
+  const flushed = (): void => {
+    if (from.isPaused && to.bufferedAmount <= LOW_WATER) from.resume();
+  };
+  from.on("message", (data: Buffer) => {
+    if (to.readyState !== WebSocket.OPEN) return;
+    to.send(data, { binary: true }, flushed);
+    if (to.bufferedAmount > HIGH_WATER && !from.isPaused) from.pause();
+  });
+}
+
 function relay(
   browser: WebSocket,
   upstream: WebSocket,
@@ -168,17 +186,8 @@ function relay(
     done = true;
     onClosed(closedBy, code);
   };
-  const upstreamSocket = (upstream as unknown as { _socket?: Duplex })._socket;
-  const browserSocket = (browser as unknown as { _socket?: Duplex })._socket;
-  browserSocket?.on("drain", () => upstreamSocket?.resume());
-  upstream.on("message", (data: Buffer) => {
-    if (browser.readyState !== WebSocket.OPEN) return;
-    browser.send(data, { binary: true });
-    if (browser.bufferedAmount > HIGH_WATER) upstreamSocket?.pause();
-  });
-  browser.on("message", (data: Buffer) => {
-    if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: true });
-  });
+  forward(upstream, browser);
+  forward(browser, upstream);
   upstream.on("close", (code) => {
     const closedBy = code === CLOSE_REVOKED ? "revoked" : "upstream";
     finish(closedBy, code);

@@ -161,6 +161,25 @@ describe.skipIf(missing.length > 0)(
       await page.close();
     });
 
+    it("the frame's sandbox holds: opaque origin, no reach into the embedding page (issue 10 finding 5)", async () => {
+      const { page, frame } = await openScreen((await screenUrl("view")).url);
+      expect(await page.$eval("iframe", (f) => f.getAttribute("sandbox"))).toBe("allow-scripts");
+      const reach = await frame.evaluate(() => {
+        const w = globalThis as any;
+        let parentDom: string;
+        try {
+          w.parent.document.querySelector("iframe").removeAttribute("sandbox");
+          parentDom = "reached";
+        } catch (error) {
+          parentDom = (error as Error).name;
+        }
+        return { origin: w.origin, frameElement: w.frameElement, parentDom };
+      });
+      expect(reach).toEqual({ origin: "null", frameElement: null, parentDom: "SecurityError" });
+      expect(await page.$eval("iframe", (f) => f.getAttribute("sandbox"))).toBe("allow-scripts");
+      await page.close();
+    });
+
     it("view: keys typed in the viewer do not reach the desktop, even with the viewer's view-only turned off", async () => {
       const before = (await desktop.observe(tenant.botId)).frameHash;
       const { page, frame } = await openScreen((await screenUrl("view")).url);

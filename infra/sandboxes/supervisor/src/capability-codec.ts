@@ -120,6 +120,10 @@ export function openCapability(
   const payload = token.slice(CAPABILITY_VERSION.length + kid.length + 2);
   if (!/^[A-Za-z0-9_-]+$/.test(payload)) return { ok: false, reason: "malformed" };
   const sealed = Buffer.from(payload, "base64url");
+  // Only the canonical encoding opens: Node's decoder ignores a dangling last character and
+  // unused low bits, so without this `token + "A"` (or an altered last character) would open
+  // the same capability and sidestep anything that compares the string (deny lists, scrubbers).
+  if (sealed.toString("base64url") !== payload) return { ok: false, reason: "malformed" };
   if (sealed.length < NONCE_BYTES + TAG_BYTES + 2) return { ok: false, reason: "malformed" };
   const key = keyFor(kid);
   if (key?.length !== 32) return { ok: false, reason: "unknown_key" };

@@ -12,6 +12,8 @@ import { isKeyId, type ScreenClaims, type ScreenPolicy } from "./capability-code
 export const TICKET_HEADER = "x-rakazo-screen-ticket";
 export const CLOSE_REVOKED = 4001;
 export const CLOSE_SLOT_CLOSED = 4002;
+/** A control connection reached its capability's expiry, i.e. its control lease's (TKO-1). */
+export const CLOSE_EXPIRED = 4003;
 export const CLOSE_POLICY = 1008;
 
 export type GatewayListen = { readonly path: string } | { readonly host: string; readonly port: number };

@@ -8,6 +8,13 @@
  * The handshake is parsed too: RFB 3.7/3.8 only (what noVNC and x11vnc speak), security types
  * None and VNC Authentication; ClientInit's shared flag is forced on, so a viewer can never
  * disconnect the people controlling the screen.
+ *
+ * The filter streams: it never holds more than a message header (`MAX_HELD` bytes). Once a
+ * header tells a message's length, an allowed message's bytes are forwarded as they arrive and
+ * a dropped message's bytes are counted off and discarded. A view client announcing a 16 MiB
+ * ClientCutText therefore costs the supervisor nothing but the bytes it actually sends, and no
+ * push copies data it saw earlier (issue 10: the old filter re-concatenated its pending buffer on
+ * every message, so a cut-text flood stalled the supervisor for seconds).
  */
 
 export const RFB_CLIENT = {
@@ -96,59 +103,98 @@ export function clientMessageLength(buf: Buffer): number {
   }
 }
 
+/** The most a filter holds between pushes: the longest header it needs to size a message. */
+export const MAX_HELD = 16;
+
+/** Bytes each handshake phase needs before it can be checked and forwarded. */
+const HANDSHAKE_BYTES = { version: 12, security: 1, vncauth: 16, init: 1 } as const;
+
 export class RfbViewFilter {
   #phase: Phase = "version";
-  #pending: Buffer = Buffer.alloc(0);
+  /** Header bytes seen so far of the next handshake step or message (never more than MAX_HELD). */
+  readonly #held = Buffer.alloc(MAX_HELD);
+  #heldLength = 0;
+  /** Bytes of the current allowed message still to forward as they arrive. */
+  #pass = 0;
+  /** Bytes of the current dropped message still to discard. */
+  #skip = 0;
 
   /** Feeds client bytes; returns what to forward. After an `error`, everything is refused. */
   push(chunk: Buffer): FilterOutput {
     const forward: Buffer[] = [];
     const dropped: number[] = [];
     if (this.#phase === "failed") return { forward, dropped, error: "stream already failed" };
-    let buf = this.#pending.length > 0 ? Buffer.concat([this.#pending, chunk]) : chunk;
     const fail = (error: string): FilterOutput => {
       this.#phase = "failed";
-      this.#pending = Buffer.alloc(0);
+      this.#heldLength = 0;
       return { forward, dropped, error };
     };
-    for (;;) {
-      if (this.#phase === "version") {
-        if (buf.length < 12) break;
-        const version = buf.subarray(0, 12).toString("latin1");
-        if (!/^RFB 003\.00[78]\n$/.test(version))
-          return fail(`unsupported RFB version ${JSON.stringify(version)}`);
-        forward.push(buf.subarray(0, 12));
-        buf = buf.subarray(12);
-        this.#phase = "security";
-      } else if (this.#phase === "security") {
-        if (buf.length < 1) break;
-        const type = buf[0] as number;
-        if (type !== 1 && type !== 2) return fail(`unsupported security type ${type}`);
-        forward.push(buf.subarray(0, 1));
-        buf = buf.subarray(1);
-        this.#phase = type === 2 ? "vncauth" : "init";
-      } else if (this.#phase === "vncauth") {
-        if (buf.length < 16) break;
-        forward.push(buf.subarray(0, 16));
-        buf = buf.subarray(16);
-        this.#phase = "init";
-      } else if (this.#phase === "init") {
-        if (buf.length < 1) break;
-        forward.push(Buffer.from([1])); // shared: never kick the other clients
-        buf = buf.subarray(1);
-        this.#phase = "messages";
-      } else {
-        const length = clientMessageLength(buf);
-        if (length < 0) return fail(`unknown or malformed client message type ${buf[0]}`);
-        if (length === 0 || buf.length < length) break;
-        const type = buf[0] as number;
-        if (VIEW_ALLOWED.has(type)) forward.push(buf.subarray(0, length));
-        else dropped.push(type);
-        buf = buf.subarray(length);
+    let offset = 0;
+    while (offset < chunk.length) {
+      if (this.#skip > 0) {
+        const n = Math.min(this.#skip, chunk.length - offset);
+        this.#skip -= n;
+        offset += n;
+        continue;
       }
+      if (this.#pass > 0) {
+        const n = Math.min(this.#pass, chunk.length - offset);
+        forward.push(chunk.subarray(offset, offset + n));
+        this.#pass -= n;
+        offset += n;
+        continue;
+      }
+      if (this.#phase !== "messages") {
+        const phase = this.#phase as keyof typeof HANDSHAKE_BYTES;
+        const need = HANDSHAKE_BYTES[phase];
+        const n = Math.min(need - this.#heldLength, chunk.length - offset);
+        chunk.copy(this.#held, this.#heldLength, offset, offset + n);
+        this.#heldLength += n;
+        offset += n;
+        if (this.#heldLength < need) break;
+        const step = Buffer.from(this.#held.subarray(0, need));
+        this.#heldLength = 0;
+        if (phase === "version") {
+          const version = step.toString("latin1");
+          if (!/^RFB 003\.00[78]\n$/.test(version))
+            return fail(`unsupported RFB version ${JSON.stringify(version)}`);
+          forward.push(step);
+          this.#phase = "security";
+        } else if (phase === "security") {
+          const type = step[0] as number;
+          if (type !== 1 && type !== 2) return fail(`unsupported security type ${type}`);
+          forward.push(step);
+          this.#phase = type === 2 ? "vncauth" : "init";
+        } else if (phase === "vncauth") {
+          forward.push(step);
+          this.#phase = "init";
+        } else {
+          forward.push(Buffer.from([1])); // shared: never kick the other clients
+          this.#phase = "messages";
+        }
+        continue;
+      }
+      // A message header: take bytes one at a time until its length is known (at most 9).
+      this.#held[this.#heldLength] = chunk[offset] as number;
+      this.#heldLength += 1;
+      offset += 1;
+      const head = this.#held.subarray(0, this.#heldLength);
+      const length = clientMessageLength(head);
+      if (length < 0) return fail(`unknown or malformed client message type ${head[0]}`);
+      if (length === 0) {
+        if (this.#heldLength >= MAX_HELD) return fail("client message header too long");
+        continue;
+      }
+      const type = head[0] as number;
+      if (VIEW_ALLOWED.has(type)) {
+        forward.push(Buffer.from(head));
+        this.#pass = length - this.#heldLength;
+      } else {
+        dropped.push(type);
+        this.#skip = length - this.#heldLength;
+      }
+      this.#heldLength = 0;
     }
-    // Copy the remainder: `buf` may be a view of the caller's chunk.
-    this.#pending = Buffer.from(buf);
     return { forward, dropped };
   }
 }

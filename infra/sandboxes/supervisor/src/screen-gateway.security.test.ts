@@ -280,3 +280,18 @@ describe("ScreenGateway tickets", () => {
     expect(text).not.toContain(t.slice(10, 40));
   });
 });
+
+describe("ScreenGateway control expiry (TKO-1, issue 10 finding 3)", () => {
+  it("closes a control connection when its capability expires; a view connection stays", async () => {
+    const expiresAt = Date.now() + 1200;
+    const control = await connect(ticket(claims({ expiresAt })));
+    const view = await connect(ticket(claims({ policy: "view", expiresAt })));
+    const controlClosed = closed(control);
+    const code = await Promise.race([controlClosed, new Promise((r) => setTimeout(() => r("open"), 3000))]);
+    expect(code).toBe(4003);
+    expect(Date.now() - expiresAt).toBeLessThan(1000);
+    expect(view.readyState).toBe(WebSocket.OPEN);
+    expect(gateway.connections().map((c) => c.policy)).toEqual(["view"]);
+    view.close();
+  });
+});

@@ -8,9 +8,10 @@
  * - `GET /v1/screen` answers whether the ticket would be served; an upgrade on `/v1/rfb` opens
  *   a websocket bridged to exactly `vnc/slot<index>-g<generation>.sock`.
  * - View tickets go through `RfbViewFilter` (input dropped in the gateway); control tickets are
- *   passed through untouched.
+ *   passed through untouched. Client input is streamed and paced in client-input.ts.
  * - `revoke` closes matching live connections at once (close code 4001); `closeSlot` closes a
- *   slot's connections before teardown (4002, SCR-3).
+ *   slot's connections before teardown (4002, SCR-3); a control connection closes when its
+ *   capability expires (4003).
  * Keys and revocations are persisted in the run dir (0600) so a restarted daemon keeps them.
  */
 export * from "./gateway-rules.ts";
@@ -22,8 +23,9 @@ import net from "node:net";
 import path from "node:path";
 import type { Duplex } from "node:stream";
 import { openCapability, type ScreenClaims } from "./capability-codec.ts";
+import { pipeClientInput } from "./client-input.ts";
 import {
-  CLOSE_POLICY,
+  CLOSE_EXPIRED,
   CLOSE_REVOKED,
   CLOSE_SLOT_CLOSED,
   type ConnectionInfo,
@@ -42,10 +44,8 @@ import {
   TICKET_HEADER,
   writePrivate,
 } from "./gateway-rules.ts";
-import { RfbViewFilter } from "./rfb-filter.ts";
 import {
   acceptValue,
-  ClientFrameParser,
   closeFrame,
   frameHeader,
   MAX_FRAME_HEADER,
@@ -60,6 +60,7 @@ interface Connection {
   readonly client: Duplex;
   readonly upstream: net.Socket;
   closed: boolean;
+  expiry?: NodeJS.Timeout;
 }
 
 const MAX_RULES = 10_000;
@@ -317,6 +318,16 @@ export class ScreenGateway {
       closed: false,
     };
     this.#connections.add(connection);
+    // Control dies with its lease (TKO-1, CMP-3): the API caps a control capability's expiry at
+    // the control lease's, so the connection closes then; a renewed lease means a new capability.
+    // View connections stay open past expiry, which only gates connecting.
+    if (claims.policy === "control") {
+      connection.expiry = setTimeout(
+        () => this.#end(connection, CLOSE_EXPIRED, "expired"),
+        Math.max(0, claims.expiresAt - this.#now()),
+      );
+      connection.expiry.unref();
+    }
     this.#log({
       event: "gateway.connection.opened",
       connectionId: connection.info.connectionId,
@@ -346,38 +357,15 @@ export class ScreenGateway {
       held = true;
       return false;
     };
-    upstream.on("drain", () => client.resume());
-
-    const parser = new ClientFrameParser();
-    const filter = claims.policy === "view" ? new RfbViewFilter() : undefined;
-    client.on("data", (chunk: Buffer) => {
-      if (connection.closed) return;
-      const parsed = parser.push(chunk);
-      for (const frame of parsed.frames) {
-        if (frame.opcode === OPCODE.binary || frame.opcode === OPCODE.continuation) {
-          let out: Buffer[] = [frame.payload];
-          if (filter) {
-            const filtered = filter.push(frame.payload);
-            connection.info.droppedInput += filtered.dropped.length;
-            if (filtered.error) {
-              this.#end(connection, CLOSE_POLICY, "view-only stream not understood");
-              return;
-            }
-            out = filtered.forward;
-          }
-          for (const bytes of out) if (!upstream.write(bytes)) client.pause();
-        } else if (frame.opcode === OPCODE.ping) {
-          client.write(Buffer.concat([frameHeader(OPCODE.pong, frame.payload.length), frame.payload]));
-        } else if (frame.opcode === OPCODE.close) {
-          const code = frame.payload.length >= 2 ? frame.payload.readUInt16BE(0) : 1000;
-          this.#end(connection, code >= 1000 && code < 5000 && code !== 1005 ? code : 1000, "");
-          return;
-        } else if (frame.opcode === OPCODE.text) {
-          this.#end(connection, 1003, "binary frames only");
-          return;
-        }
-      }
-      if (parsed.error) this.#end(connection, parsed.error.code, parsed.error.reason);
+    pipeClientInput({
+      client,
+      upstream,
+      policy: claims.policy,
+      end: (code, reason) => this.#end(connection, code, reason),
+      dropped: (count) => {
+        connection.info.droppedInput += count;
+      },
+      isClosed: () => connection.closed,
     });
 
     const gone = (): void => this.#end(connection, 1001, "upstream closed");
@@ -391,6 +379,7 @@ export class ScreenGateway {
   #end(connection: Connection, code: number, reason: string): void {
     if (connection.closed) return;
     connection.closed = true;
+    clearTimeout(connection.expiry);
     this.#connections.delete(connection);
     if (!connection.client.destroyed) {
       connection.client.end(closeFrame(code, reason));

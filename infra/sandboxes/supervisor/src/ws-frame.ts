@@ -66,7 +66,12 @@ export function closeFrame(code: number, reason = ""): Buffer {
 
 export interface ClientFrame {
   readonly opcode: number;
+  /** Set on the last piece of a frame whose FIN bit is set. */
   readonly fin: boolean;
+  /**
+   * Unmasked payload. Data frames (binary, text, continuation) arrive in pieces as their bytes
+   * do (RFB is a byte stream); control frames (≤ 125 bytes) arrive whole.
+   */
   readonly payload: Buffer;
 }
 
@@ -74,47 +79,107 @@ export type ParseResult =
   | { readonly frames: ClientFrame[]; readonly error?: undefined }
   | { readonly frames: ClientFrame[]; readonly error: { readonly code: number; readonly reason: string } };
 
+/** Longest client frame header: 2 + 8-byte length + 4-byte mask. */
+const MAX_CLIENT_HEADER = 14;
+
+/**
+ * Streams client frames: holds at most one header (14 bytes) and one control frame (125 bytes)
+ * between pushes. Data payloads are unmasked in place (a pushed chunk is the parser's to change;
+ * pieces are views of it) and handed on as they arrive, so a large frame
+ * sent in many small segments is never re-assembled or re-copied (issue 10: re-concatenating the
+ * pending bytes on every push made a slow 16 MiB frame cost quadratic time).
+ */
 export class ClientFrameParser {
-  #pending: Buffer = Buffer.alloc(0);
+  readonly #header = Buffer.alloc(MAX_CLIENT_HEADER);
+  #headerLength = 0;
+  /** The frame whose payload is being read, if any. */
+  #frame: { opcode: number; fin: boolean; mask: Buffer; remaining: number; seen: number } | undefined;
+  /** A control frame's payload, gathered whole (≤ 125 bytes). */
+  #control: Buffer[] = [];
+  #failed: ParseResult["error"];
 
   push(chunk: Buffer): ParseResult {
-    let buf = this.#pending.length > 0 ? Buffer.concat([this.#pending, chunk]) : chunk;
     const frames: ClientFrame[] = [];
+    if (this.#failed) return { frames, error: this.#failed };
+    const fail = (code: number, reason: string): ParseResult => {
+      this.#failed = { code, reason };
+      return { frames, error: this.#failed };
+    };
+    let offset = 0;
     for (;;) {
-      if (buf.length < 2) break;
-      const b0 = buf[0] as number;
-      const b1 = buf[1] as number;
-      if (b0 & 0x70) return { frames, error: { code: 1002, reason: "reserved bits set" } };
-      if (!(b1 & 0x80)) return { frames, error: { code: 1002, reason: "client frames must be masked" } };
+      const frame = this.#frame;
+      if (frame) {
+        const n = Math.min(frame.remaining, chunk.length - offset);
+        // Unmasked in place: the chunk is this parser's to change, and a view costs no copy.
+        const piece = chunk.subarray(offset, offset + n);
+        unmask(piece, frame.mask, frame.seen);
+        offset += n;
+        frame.remaining -= n;
+        frame.seen += n;
+        const done = frame.remaining === 0;
+        if (frame.opcode >= 8) {
+          this.#control.push(Buffer.from(piece));
+          if (done) frames.push({ opcode: frame.opcode, fin: true, payload: Buffer.concat(this.#control) });
+        } else if (n > 0 || done) {
+          frames.push({ opcode: frame.opcode, fin: done && frame.fin, payload: piece });
+        }
+        if (!done) break;
+        this.#frame = undefined;
+        this.#control = [];
+        continue;
+      }
+      if (offset >= chunk.length) break;
+      // Header: copy only what this header still needs, at most 14 bytes.
+      const want = this.#headerNeeds();
+      const n = Math.min(want - this.#headerLength, chunk.length - offset);
+      chunk.copy(this.#header, this.#headerLength, offset, offset + n);
+      this.#headerLength += n;
+      offset += n;
+      if (this.#headerLength < 2) continue;
+      const head = this.#header;
+      const b0 = head[0] as number;
+      const b1 = head[1] as number;
+      // Checked as soon as the first two bytes are in, before waiting for the rest.
+      if (b0 & 0x70) return fail(1002, "reserved bits set");
+      if (!(b1 & 0x80)) return fail(1002, "client frames must be masked");
+      if (this.#headerLength < this.#headerNeeds()) continue;
       const opcode = b0 & 0x0f;
       let length = b1 & 0x7f;
-      let offset = 2;
+      let at = 2;
       if (length === 126) {
-        if (buf.length < 4) break;
-        length = buf.readUInt16BE(2);
-        offset = 4;
+        length = head.readUInt16BE(2);
+        at = 4;
       } else if (length === 127) {
-        if (buf.length < 10) break;
-        const big = buf.readBigUInt64BE(2);
-        if (big > BigInt(MAX_CLIENT_FRAME))
-          return { frames, error: { code: 1009, reason: "frame too large" } };
+        const big = head.readBigUInt64BE(2);
+        if (big > BigInt(MAX_CLIENT_FRAME)) return fail(1009, "frame too large");
         length = Number(big);
-        offset = 10;
+        at = 10;
       }
-      if (length > MAX_CLIENT_FRAME) return { frames, error: { code: 1009, reason: "frame too large" } };
-      if (opcode >= 8 && (length > 125 || !(b0 & 0x80))) {
-        return { frames, error: { code: 1002, reason: "invalid control frame" } };
-      }
-      if (buf.length < offset + 4 + length) break;
-      const mask = buf.subarray(offset, offset + 4);
-      const payload = Buffer.from(buf.subarray(offset + 4, offset + 4 + length));
-      for (let i = 0; i < payload.length; i += 1) {
-        payload[i] = (payload[i] as number) ^ (mask[i & 3] as number);
-      }
-      frames.push({ opcode, fin: (b0 & 0x80) !== 0, payload });
-      buf = buf.subarray(offset + 4 + length);
+      if (length > MAX_CLIENT_FRAME) return fail(1009, "frame too large");
+      if (opcode >= 8 && (length > 125 || !(b0 & 0x80))) return fail(1002, "invalid control frame");
+      this.#frame = {
+        opcode,
+        fin: (b0 & 0x80) !== 0,
+        mask: Buffer.from(head.subarray(at, at + 4)),
+        remaining: length,
+        seen: 0,
+      };
+      this.#headerLength = 0;
     }
-    this.#pending = Buffer.from(buf);
     return { frames };
+  }
+
+  /** Header bytes needed given what is held: 2, then 2 + extended length + 4 (mask). */
+  #headerNeeds(): number {
+    if (this.#headerLength < 2) return 2;
+    const length = (this.#header[1] as number) & 0x7f;
+    return (length === 126 ? 4 : length === 127 ? 10 : 2) + 4;
+  }
+}
+
+/** XORs `piece` with the frame's mask, `seen` bytes into the payload. */
+function unmask(piece: Buffer, mask: Buffer, seen: number): void {
+  for (let i = 0; i < piece.length; i += 1) {
+    piece[i] = (piece[i] as number) ^ (mask[(seen + i) & 3] as number);
   }
 }

@@ -37,6 +37,8 @@ const botTarget = {
   botId: z.string().regex(ids.bot),
   /** The caller's execution lease; without it, nobody else may hold the bot's lease. */
   fencingToken: z.number().int().positive().optional(),
+  /** The caller's control lease token, while they control the bot (TKO-1). */
+  controlToken: z.number().int().positive().optional(),
 };
 
 export const computerObserve = defineContract({

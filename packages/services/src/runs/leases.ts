@@ -183,6 +183,29 @@ export async function releaseControlLease(
   return rows.length > 0;
 }
 
+/**
+ * Ends whoever's control lease the bot has, because a run was granted its execution lease: one
+ * driver at a time (CMP-3, TKO-1). True when someone held it.
+ */
+export async function endControlLease(
+  ctx: Db,
+  input: { computerId: string; botId: string },
+): Promise<boolean> {
+  const rows = await ctx.db
+    .update(controlLeases)
+    .set({ userId: null, expiresAt: null })
+    .where(
+      and(
+        eq(controlLeases.computerId, input.computerId),
+        eq(controlLeases.botId, input.botId),
+        isNotNull(controlLeases.userId),
+        gt(controlLeases.expiresAt, sql`now()`),
+      ),
+    )
+    .returning({ botId: controlLeases.botId });
+  return rows.length > 0;
+}
+
 export async function liveControlLease(
   ctx: Db,
   input: { computerId: string; botId: string },

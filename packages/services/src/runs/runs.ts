@@ -9,6 +9,7 @@ import { type ComputerRow, requireComputer } from "../computers/access.ts";
 import { requireBotOnComputer, touchComputer } from "../computers/activity.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
+import { endControlForRun } from "./control-ends.ts";
 import {
   acquireExecutionLease,
   assertFence,
@@ -73,6 +74,8 @@ export async function startRun(
     })
     .returning();
   if (!row) throw new AppError("INTERNAL", "run insert returned nothing");
+  // The run drives the bot now: a person's control of it ends (CMP-3, TKO-1).
+  await endControlForRun(ctx, computer, input.botId, runId);
   await touchComputer(ctx, computer.id);
   ctx.log.info("run.started", {
     runId,

@@ -5,11 +5,12 @@
  */
 import { runs } from "@rakazo/db";
 import { and, eq } from "drizzle-orm";
-import { type ComputerRow, requireComputer } from "../computers/access.ts";
+import { requireComputer } from "../computers/access.ts";
 import { requireBotOnComputer, touchComputer } from "../computers/activity.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 import { controlSelector, revokeScreenCapabilities } from "../screens/revoke.ts";
+import { markControlled } from "./control-ends.ts";
 import {
   acquireControlLease,
   type Lease,
@@ -91,25 +92,4 @@ export async function stopBot(
   if (run) canceled = await finishRun(ctx, { run, computer, outcome: "cancel" }, { force: true });
   ctx.log.info("bot.stopped", { ...key, canceledRunId: canceled?.id ?? null });
   return { canceledRunId: canceled?.id ?? null };
-}
-
-/**
- * Tells the computer a person controls (or stopped controlling) the bot's screen, so the
- * screen cap never evicts it (CMP-5). The lease in Postgres is the authority; this is a hint
- * to the machine, and a stopped computer simply has nothing to mark.
- */
-async function markControlled(
-  ctx: ServiceContext,
-  computer: ComputerRow,
-  botId: string,
-  controlled: boolean,
-) {
-  if (computer.state !== "running" || !computer.providerRef || computer.providerKind !== ctx.provider.kind)
-    return;
-  const desktop = ctx.provider.sandbox(computer.providerRef).desktop;
-  try {
-    await desktop?.setControlled?.(botId, controlled);
-  } catch (error) {
-    ctx.log.warn("control.mark_failed", { computerId: computer.id, botId, controlled, error });
-  }
 }
