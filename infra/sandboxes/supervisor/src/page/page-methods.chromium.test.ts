@@ -1,12 +1,12 @@
 // BRW-2..5 against real headless Chromium: a page served on loopback, CDP on a loopback port.
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireTools } from "../../../../../tests/support/tools.ts";
 import { safeDownloadName } from "./downloads.ts";
 import { createPageMethods, MAX_ELEMENTS } from "./page-methods.ts";
 
@@ -94,7 +94,8 @@ afterAll(async () => {
 const methods = () => createPageMethods({ debuggingPortFor: () => port, navigationTimeoutMs: 1_500 });
 
 // Runs before the BRW-5 test, which leaves the tab on a POST that never answers.
-describe.skipIf(!existsSync(CHROMIUM))("page downloads on real Chromium", () => {
+const downloads = requireTools("page downloads on real Chromium", [CHROMIUM]);
+describe.skipIf(downloads.skip)(downloads.title, () => {
   it("a click that downloads lands in the downloads folder and is reported like the emulator's", async () => {
     const workspace = await mkdtemp(join(tmpdir(), "rakazo-dl-"));
     try {
@@ -144,7 +145,8 @@ describe.skipIf(!existsSync(CHROMIUM))("page downloads on real Chromium", () => 
   });
 });
 
-describe.skipIf(!existsSync(CHROMIUM))("page methods on real Chromium", () => {
+const methodsGate = requireTools("page methods on real Chromium", [CHROMIUM]);
+describe.skipIf(methodsGate.skip)(methodsGate.title, () => {
   it("binds the debugging port to loopback only (BRW-2)", async () => {
     const res = await fetch(`http://127.0.0.1:${port}/json/version`);
     expect(res.ok).toBe(true);
