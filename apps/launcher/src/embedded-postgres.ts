@@ -143,6 +143,26 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * Creates the application database. The port opens before the server accepts sessions, so
+ * "the database system is starting up" (57P03) is retried until the deadline.
+ */
+async function ensureDatabase(adminUrl: string, deadline: number): Promise<void> {
+  for (;;) {
+    const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+    try {
+      const [exists] = await admin`select 1 from pg_database where datname = ${DATABASE}`;
+      if (!exists) await admin.unsafe(`create database ${DATABASE}`);
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== "57P03" || Date.now() > deadline) throw error;
+    } finally {
+      await admin.end();
+    }
+    await new Promise((done) => setTimeout(done, 200));
+  }
+}
+
 export async function startEmbeddedPostgres(options: {
   dataDir: string;
   port: number;
@@ -226,15 +246,13 @@ export async function startEmbeddedPostgres(options: {
     await new Promise((done) => setTimeout(done, 100));
   }
 
-  const admin = postgres(`postgres://rakazo:${password}@127.0.0.1:${port}/postgres`, {
-    max: 1,
-    onnotice: () => {},
-  });
   try {
-    const [exists] = await admin`select 1 from pg_database where datname = ${DATABASE}`;
-    if (!exists) await admin.unsafe(`create database ${DATABASE}`);
-  } finally {
-    await admin.end();
+    await ensureDatabase(`postgres://rakazo:${password}@127.0.0.1:${port}/postgres`, deadline);
+  } catch (error) {
+    // Never leave a server behind a failed start (it runs in its own process group).
+    server.kill("SIGINT");
+    await exited;
+    throw error;
   }
   log.info("postgres.started", { embedded: true, port, databaseDir });
   return {
