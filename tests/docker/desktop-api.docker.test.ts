@@ -3,8 +3,8 @@
 import { createProvider } from "@rakazo/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COMPUTER_IMAGE } from "../support/docker.ts";
-import { requireDocker } from "../support/tools.ts";
 import { createTestSystem, runningComputer, type TestSystem } from "../support/system.ts";
+import { requireDocker } from "../support/tools.ts";
 
 // Skips only locally without an engine or image; fails under CI=true (tests/support/tools.ts).
 const gate = await requireDocker("desktops through the API on Docker");

@@ -11,8 +11,8 @@ import { startTestS3Server, type TestS3Server } from "@rakazo/homes/testing";
 import { createProvider, DOCKER_HOME_GID, DOCKER_HOME_UID } from "@rakazo/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COMPUTER_IMAGE } from "../support/docker.ts";
-import { requireDocker } from "../support/tools.ts";
 import { createTestSystem, eventually, runningComputer, type TestSystem } from "../support/system.ts";
+import { requireDocker } from "../support/tools.ts";
 
 // Skips only locally without an engine or image; fails under CI=true (tests/support/tools.ts).
 const gate = await requireDocker("a Docker home restored from the bucket");

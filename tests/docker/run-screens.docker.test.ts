@@ -4,8 +4,8 @@
 import { createProvider, type SupervisedDesktop } from "@rakazo/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COMPUTER_IMAGE } from "../support/docker.ts";
-import { requireDocker } from "../support/tools.ts";
 import { createTestSystem, eventually, runningComputer, type TestSystem } from "../support/system.ts";
+import { requireDocker } from "../support/tools.ts";
 
 // Skips only locally without an engine or image; fails under CI=true (tests/support/tools.ts).
 const gate = await requireDocker("run endings on a Docker computer");

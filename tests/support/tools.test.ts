@@ -17,7 +17,8 @@ describe("suite gates", () => {
     const gate = requireTools("s", ["sh", "rakazo-no-such-tool", "/nonexistent/chromium"]);
     expect(gate).toEqual({
       skip: true,
-      title: "s — skipped: missing rakazo-no-such-tool, /nonexistent/chromium (scripts/test-tools.sh installs them)",
+      title:
+        "s — skipped: missing rakazo-no-such-tool, /nonexistent/chromium (scripts/test-tools.sh installs them)",
     });
   });
 
