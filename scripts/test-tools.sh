@@ -22,14 +22,14 @@ for tool in "${!NEEDED[@]}"; do
 done
 [ "${#missing[@]}" -eq 0 ] && exit 0
 
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "test-tools: missing ${missing[*]} and no apt-get here; install them by hand" >&2
-  exit 1
-fi
-if [ "$(id -u)" -ne 0 ]; then
-  echo "test-tools: missing ${missing[*]}; installing needs root (sudo apt-get install ${missing[*]})" >&2
-  exit 1
-fi
+# Without apt or root, a developer's run goes on (those suites skip, saying why); CI stops here.
+cannot_install() {
+  echo "test-tools: missing ${missing[*]}; $1" >&2
+  if [ "${CI:-}" = "true" ]; then exit 1; fi
+  exit 0
+}
+command -v apt-get >/dev/null 2>&1 || cannot_install "no apt-get here: install them by hand"
+[ "$(id -u)" -eq 0 ] || cannot_install "installing needs root: sudo apt-get install ${missing[*]}"
 echo "test-tools: installing ${missing[*]} from apt" >&2
 export DEBIAN_FRONTEND=noninteractive
 # Another apt on this machine (a parallel job) holds the lock for a while: wait, do not fail.

@@ -7,8 +7,10 @@ import { rm } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { parseEnv } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { readState } from "./state.ts";
 import {
   freePort,
+  healthy,
   launcherEnv,
   postgresRunning,
   runCli,
@@ -86,6 +88,37 @@ describe("first run", () => {
     const stop = await runCli(env, ["stop"]);
     expect(stop).toMatchObject({ code: 0, stdout: "Rakazo stopped\n" });
     expect(await second.exited).toBe(0);
+    expect(await postgresRunning(dir)).toBe(false);
+  }, 240_000);
+
+  it("a worker that keeps crashing stops the whole system with a message naming it", async () => {
+    const dir = await dataDir();
+    const env = await launcherEnv(dir);
+    const launcher = spawnLauncher(env);
+    await launcher.waitFor(() => launcher.records().some((r) => r.msg === "launcher.ready"), 90_000, "ready");
+    const killed = new Set<number>();
+    await launcher.waitFor(
+      () => {
+        const pid = readState(dir)?.children.worker;
+        if (pid && !killed.has(pid)) {
+          killed.add(pid);
+          try {
+            process.kill(pid, "SIGKILL");
+          } catch {} // already gone
+        }
+        return launcher.process.exitCode !== null;
+      },
+      120_000,
+      "giving up",
+    );
+    expect(await launcher.exited).toBe(1);
+    expect(killed.size).toBe(5);
+    expect(launcher.stderr()).toContain("rakazo: the worker crashed 5 times in 60 s; stopping Rakazo.");
+    expect(launcher.records().find((r) => r.msg === "launcher.child_gave_up")).toMatchObject({
+      child: "worker",
+      crashes: 5,
+    });
+    expect(await healthy(`http://127.0.0.1:${env.API_PORT}`)).toBe(false);
     expect(await postgresRunning(dir)).toBe(false);
   }, 240_000);
 });
