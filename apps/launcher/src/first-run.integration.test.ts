@@ -15,13 +15,15 @@ import {
   postgresRunning,
   runCli,
   spawnLauncher,
+  stopLaunchers,
   tempDataDir,
 } from "./testing/launcher-process.ts";
 
 const dirs: string[] = [];
 afterAll(async () => {
+  await stopLaunchers();
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-});
+}, 60_000);
 
 async function dataDir(): Promise<string> {
   const dir = await tempDataDir();

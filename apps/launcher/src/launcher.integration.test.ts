@@ -12,6 +12,7 @@ import {
   type RunningLauncher,
   runCli,
   spawnLauncher,
+  stopLaunchers,
   tempDataDir,
 } from "./testing/launcher-process.ts";
 
@@ -39,10 +40,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (launcher?.process.exitCode === null) {
-    launcher.process.kill("SIGKILL");
-    await runCli(launcher.env, ["stop"]);
-  }
+  await stopLaunchers();
   await rm(dataDir, { recursive: true, force: true });
 }, 60_000);
 

@@ -54,6 +54,7 @@ async function shutdown(exitCode: number, reason: string): Promise<never> {
   await children?.stop();
   if (embedded) {
     await embedded.stop();
+    embedded = undefined; // stopped: the exit hook must not signal a pid that may be reused
     log.info("postgres.stopped");
   }
   // Only our own state: a start refused because another launcher runs must leave its file.

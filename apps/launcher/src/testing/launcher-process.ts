@@ -53,6 +53,21 @@ export interface RunningLauncher {
   ctrlC(): void;
 }
 
+const spawned: ChildProcess[] = [];
+
+/** For afterAll: stops (in order, SIGTERM) every launcher a test left running, e.g. on a timeout. */
+export async function stopLaunchers(): Promise<void> {
+  await Promise.all(
+    spawned
+      .filter((child) => child.exitCode === null && child.signalCode === null)
+      .map((child) => {
+        const exited = new Promise((done) => child.once("exit", done));
+        process.kill(child.pid as number, "SIGTERM");
+        return Promise.race([exited, new Promise((done) => setTimeout(done, 30_000))]);
+      }),
+  );
+}
+
 export function spawnLauncher(env: Record<string, string>): RunningLauncher {
   // Its own process group, like a shell's foreground job: `ctrlC` signals the whole group.
   const child = spawn(process.execPath, [join(SRC, "main.ts")], {
@@ -60,6 +75,7 @@ export function spawnLauncher(env: Record<string, string>): RunningLauncher {
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
+  spawned.push(child);
   let out = "";
   let err = "";
   child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
