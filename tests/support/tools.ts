@@ -57,3 +57,13 @@ export async function requireDocker(suite: string, tools: readonly string[] = []
   if (ciStrict()) throw new Error(`CI=true: suite "${suite}" cannot run: ${unavailable}`);
   return { skip: true, title: `${suite} — skipped: ${unavailable}` };
 }
+
+/**
+ * For suites whose title lists what is missing: the missing tools (locally, to skip with);
+ * under CI=true a non-empty list throws instead, naming them.
+ */
+export function missingOrFail(suite: string, tools: readonly string[]): string[] {
+  const missing = missingTools(tools);
+  requireTools(suite, tools);
+  return missing;
+}

@@ -38,6 +38,9 @@ import { startWebServer, type WebServer } from "./server.ts";
 import { CHROMIUM, GREEN_PAGE } from "./testing/screen-system.ts";
 
 const IMAGE = process.env.RAKAZO_COMPUTER_IMAGE ?? "rakazo-computer:latest";
+// Skipped locally without an engine, the image or host Chromium; under CI=true that fails instead.
+const ready = !(await requireDocker("a Docker computer's screen in Chromium", [CHROMIUM.executablePath]))
+  .skip;
 
 function transportOf(context: DockerDesktopContext) {
   let transport: Promise<ReturnType<typeof unixSocketTransport>> | undefined;
@@ -55,123 +58,126 @@ function transportOf(context: DockerDesktopContext) {
   };
 }
 
-// Skipped locally without an engine, image or host Chromium; under CI=true that fails instead.
-const gate = await requireDocker("a Docker computer's screen in Chromium", [CHROMIUM.executablePath]);
-describe.skipIf(gate.skip)(gate.title, () => {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "rkz-web-docker-"));
-  const keyring = parseScreenKeys(generateScreenKeys("k1"));
-  const computerId = `cmp_webdocker${Date.now().toString(36)}`;
-  const botId = "bot_webdocker0000000000";
-  const logLines: string[] = [];
-  let provider: SandboxProvider;
-  let ref: string;
-  let web: WebServer;
-  let browser: Browser;
+describe.skipIf(!ready)(
+  ready
+    ? "a Docker computer's screen in Chromium"
+    : `screens on Docker — skipped: no engine or no image ${IMAGE}`,
+  () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), "rkz-web-docker-"));
+    const keyring = parseScreenKeys(generateScreenKeys("k1"));
+    const computerId = `cmp_webdocker${Date.now().toString(36)}`;
+    const botId = "bot_webdocker0000000000";
+    const logLines: string[] = [];
+    let provider: SandboxProvider;
+    let ref: string;
+    let web: WebServer;
+    let browser: Browser;
 
-  const sandbox = () => provider.sandbox(ref);
-  const url = (policy: "view" | "control", slot: { index: number; generation: number }) =>
-    `${web.url}/screens/${mintScreenCapability(keyring, { computerId, botId, slot: slot.index, generation: slot.generation, policy, subject: "usr_t" }).token}/`;
+    const sandbox = () => provider.sandbox(ref);
+    const url = (policy: "view" | "control", slot: { index: number; generation: number }) =>
+      `${web.url}/screens/${mintScreenCapability(keyring, { computerId, botId, slot: slot.index, generation: slot.generation, policy, subject: "usr_t" }).token}/`;
 
-  beforeAll(async () => {
-    provider = createDockerProvider({
-      image: IMAGE,
-      dataDir,
-      labelPrefix: "rakazo-webtest",
-      desktop: (context) => createSupervisedDesktop(transportOf(context)),
-      screens: (context) =>
-        createSupervisedScreens(transportOf(context), async () => ({
-          transport: "unix",
-          socketPath: path.join(await context.hostRuntimeDir(), "gateway.sock"),
-        })),
-    });
-    ref = (await provider.provision({ computerId, mode: "team", homeKey: `home-${Date.now()}` })).ref;
-    const authority: ScreenAuthority = {
-      async authorize(capability) {
-        const opened = openScreenCapability(keyring, capability);
-        if (!opened.ok) return { ok: false, reason: "authority_rejected", detail: opened.reason };
-        const screens = sandbox().screens;
-        if (!screens) return { ok: false, reason: "authority_rejected" };
-        return {
-          ok: true,
-          target: (await screens.target()) as never,
-          ticket: gatewayTicket(keyring, opened.claims),
-          policy: opened.claims.policy,
-        };
-      },
+    beforeAll(async () => {
+      provider = createDockerProvider({
+        image: IMAGE,
+        dataDir,
+        labelPrefix: "rakazo-webtest",
+        desktop: (context) => createSupervisedDesktop(transportOf(context)),
+        screens: (context) =>
+          createSupervisedScreens(transportOf(context), async () => ({
+            transport: "unix",
+            socketPath: path.join(await context.hostRuntimeDir(), "gateway.sock"),
+          })),
+      });
+      ref = (await provider.provision({ computerId, mode: "team", homeKey: `home-${Date.now()}` })).ref;
+      const authority: ScreenAuthority = {
+        async authorize(capability) {
+          const opened = openScreenCapability(keyring, capability);
+          if (!opened.ok) return { ok: false, reason: "authority_rejected", detail: opened.reason };
+          const screens = sandbox().screens;
+          if (!screens) return { ok: false, reason: "authority_rejected" };
+          return {
+            ok: true,
+            target: (await screens.target()) as never,
+            ticket: gatewayTicket(keyring, opened.claims),
+            policy: opened.claims.policy,
+          };
+        },
+      };
+      web = await startWebServer({
+        authority,
+        log: createLogger({ level: "debug", write: (l) => logLines.push(l) }),
+        host: "127.0.0.1",
+        port: 0,
+      });
+      browser = await chromium.launch(CHROMIUM);
+      const desktop = sandbox().desktop;
+      if (!desktop) throw new Error("no desktop");
+      await desktop.act(botId, [
+        { type: "key", keys: "ctrl+l" },
+        { type: "type", text: GREEN_PAGE },
+        { type: "key", keys: "Return" },
+        { type: "wait", ms: 2000 },
+      ]);
+      await sandbox().screens?.configure(gatewayKeysFor(keyring, computerId));
+    }, 180_000);
+
+    afterAll(async () => {
+      await browser?.close();
+      await web?.close();
+      if (ref) await provider.destroy(ref);
+      rmSync(dataDir, { recursive: true, force: true });
+    }, 60_000);
+
+    const open = async (screenUrl: string) => {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+      await page.goto(screenUrl.replace("/screens/", "/embed/"));
+      await page.waitForSelector("html.screen-connected", { timeout: 30_000 });
+      const frame = page.frames().find((f) => f.url().includes("/screens/"));
+      if (!frame) throw new Error("no screen frame");
+      return { page, frame };
     };
-    web = await startWebServer({
-      authority,
-      log: createLogger({ level: "debug", write: (l) => logLines.push(l) }),
-      host: "127.0.0.1",
-      port: 0,
+
+    it("shows the computer's desktop pixels; view input is dropped, control input arrives", async () => {
+      const desktop = sandbox().desktop;
+      if (!desktop) throw new Error("no desktop");
+      const first = await desktop.observe(botId);
+      const view = await open(url("view", first.slot));
+      const pixel = await view.frame.waitForFunction(
+        () => {
+          const canvas = (globalThis as any).document.querySelector("canvas") as any;
+          if (!canvas || canvas.width < 100) return undefined;
+          const d = canvas
+            .getContext("2d")
+            ?.getImageData(canvas.width / 2, Math.floor(canvas.height * 0.8), 1, 1).data;
+          return d && d[1] > 150 && d[0] < 60 ? Array.from(d) : undefined;
+        },
+        undefined,
+        { timeout: 20_000 },
+      );
+      expect(await pixel.jsonValue()).toEqual([18, 171, 52, 255]);
+
+      await view.frame.evaluate(() => {
+        const rfb = (globalThis as any).__rakazoRfb;
+        rfb.viewOnly = false;
+        rfb.focus();
+      });
+      await view.page.keyboard.type("hello", { delay: 30 });
+      await new Promise((r) => setTimeout(r, 1000));
+      expect((await desktop.observe(botId)).frameHash).toBe(first.frameHash);
+      await view.page.close();
+
+      const control = await open(url("control", first.slot));
+      await control.frame.evaluate(() => (globalThis as any).__rakazoRfb.focus());
+      await control.page.keyboard.type("hello", { delay: 30 });
+      await new Promise((r) => setTimeout(r, 1000));
+      expect((await desktop.observe(botId)).frameHash).not.toBe(first.frameHash);
+      await control.page.close();
+
+      const lines = logLines.join("\n");
+      expect(lines).toContain("screen.proxy.websocket_upgraded");
+      expect(lines).not.toMatch(/rs1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{20,}/);
+      expect(lines).not.toContain(dataDir);
     });
-    browser = await chromium.launch(CHROMIUM);
-    const desktop = sandbox().desktop;
-    if (!desktop) throw new Error("no desktop");
-    await desktop.act(botId, [
-      { type: "key", keys: "ctrl+l" },
-      { type: "type", text: GREEN_PAGE },
-      { type: "key", keys: "Return" },
-      { type: "wait", ms: 2000 },
-    ]);
-    await sandbox().screens?.configure(gatewayKeysFor(keyring, computerId));
-  }, 180_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await web?.close();
-    if (ref) await provider.destroy(ref);
-    rmSync(dataDir, { recursive: true, force: true });
-  }, 60_000);
-
-  const open = async (screenUrl: string) => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    await page.goto(screenUrl.replace("/screens/", "/embed/"));
-    await page.waitForSelector("html.screen-connected", { timeout: 30_000 });
-    const frame = page.frames().find((f) => f.url().includes("/screens/"));
-    if (!frame) throw new Error("no screen frame");
-    return { page, frame };
-  };
-
-  it("shows the computer's desktop pixels; view input is dropped, control input arrives", async () => {
-    const desktop = sandbox().desktop;
-    if (!desktop) throw new Error("no desktop");
-    const first = await desktop.observe(botId);
-    const view = await open(url("view", first.slot));
-    const pixel = await view.frame.waitForFunction(
-      () => {
-        const canvas = (globalThis as any).document.querySelector("canvas") as any;
-        if (!canvas || canvas.width < 100) return undefined;
-        const d = canvas
-          .getContext("2d")
-          ?.getImageData(canvas.width / 2, Math.floor(canvas.height * 0.8), 1, 1).data;
-        return d && d[1] > 150 && d[0] < 60 ? Array.from(d) : undefined;
-      },
-      undefined,
-      { timeout: 20_000 },
-    );
-    expect(await pixel.jsonValue()).toEqual([18, 171, 52, 255]);
-
-    await view.frame.evaluate(() => {
-      const rfb = (globalThis as any).__rakazoRfb;
-      rfb.viewOnly = false;
-      rfb.focus();
-    });
-    await view.page.keyboard.type("hello", { delay: 30 });
-    await new Promise((r) => setTimeout(r, 1000));
-    expect((await desktop.observe(botId)).frameHash).toBe(first.frameHash);
-    await view.page.close();
-
-    const control = await open(url("control", first.slot));
-    await control.frame.evaluate(() => (globalThis as any).__rakazoRfb.focus());
-    await control.page.keyboard.type("hello", { delay: 30 });
-    await new Promise((r) => setTimeout(r, 1000));
-    expect((await desktop.observe(botId)).frameHash).not.toBe(first.frameHash);
-    await control.page.close();
-
-    const lines = logLines.join("\n");
-    expect(lines).toContain("screen.proxy.websocket_upgraded");
-    expect(lines).not.toMatch(/rs1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{20,}/);
-    expect(lines).not.toContain(dataDir);
-  });
-});
+  },
+);

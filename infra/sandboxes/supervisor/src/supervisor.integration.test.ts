@@ -12,9 +12,10 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSupervisedDesktop } from "../../../../packages/sandbox/src/supervised-desktop.ts";
 import { commandTransport, unixSocketTransport } from "../../../../packages/sandbox/src/supervisor-client.ts";
-import { requireTools } from "../../../../tests/support/tools.ts";
+import { missingOrFail } from "../../../../tests/support/tools.ts";
 
-const gate = requireTools("supervisor daemon on the host", ["Xvfb", "x11vnc", "xdotool", "chromium"]);
+const TOOLS = ["Xvfb", "x11vnc", "xdotool", "chromium"];
+const missing = missingOrFail("supervisor daemon on the host", TOOLS);
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 /** Reads the RFB greeting from a VNC Unix socket; resolves "closed" when the server hangs up. */
@@ -27,106 +28,114 @@ function connectRfb(socketPath: string): Promise<{ greeting: string; closed: Pro
   });
 }
 
-describe.skipIf(gate.skip)(gate.title, () => {
-  const root = mkdtempSync(path.join(os.tmpdir(), "rakazo-supervisor-it-"));
-  const runDir = path.join(root, "run");
-  const workspace = path.join(root, "home");
-  // A display range nobody else on a shared host is likely to use.
-  const displayBase = 700 + Math.floor(Math.random() * 200);
-  const flags = [
-    `--run-dir=${runDir}`,
-    `--workspace=${workspace}`,
-    `--display-base=${displayBase}`,
-    `--debug-port-base=${20000 + displayBase}`,
-    `--log-dir=${path.join(root, "logs")}`,
-  ];
-  const exec = (argv: string[]) =>
-    new Promise<{ exitCode: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        argv[0] as string,
-        [...argv.slice(1), ...flags],
-        { maxBuffer: 64 << 20 },
-        (error, stdout, stderr) => resolve({ exitCode: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+describe.skipIf(missing.length > 0)(
+  missing.length > 0
+    ? `supervisor daemon on the host — skipped, missing: ${missing.join(", ")}`
+    : "supervisor daemon on the host",
+  () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), "rakazo-supervisor-it-"));
+    const runDir = path.join(root, "run");
+    const workspace = path.join(root, "home");
+    // A display range nobody else on a shared host is likely to use.
+    const displayBase = 700 + Math.floor(Math.random() * 200);
+    const flags = [
+      `--run-dir=${runDir}`,
+      `--workspace=${workspace}`,
+      `--display-base=${displayBase}`,
+      `--debug-port-base=${20000 + displayBase}`,
+      `--log-dir=${path.join(root, "logs")}`,
+    ];
+    const exec = (argv: string[]) =>
+      new Promise<{ exitCode: number; stdout: string; stderr: string }>((resolve) => {
+        execFile(
+          argv[0] as string,
+          [...argv.slice(1), ...flags],
+          { maxBuffer: 64 << 20 },
+          (error, stdout, stderr) =>
+            resolve({ exitCode: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    const commandPath = createSupervisedDesktop(
+      commandTransport(exec, { command: [process.execPath, path.join(here, "cli.ts")] }),
+    );
+    const socketPath = path.join(runDir, "supervisor.sock");
+    const docker = createSupervisedDesktop(unixSocketTransport(socketPath));
+
+    beforeAll(async () => {
+      // The command path starts the daemon when it is not running.
+      const health = await exec([process.execPath, path.join(here, "cli.ts"), "health", "{}"]);
+      expect(health.exitCode, health.stdout + health.stderr).toBe(0);
+    }, 30_000);
+
+    afterAll(async () => {
+      const pidFile = path.join(runDir, "supervisor.pid");
+      if (existsSync(pidFile)) {
+        const pid = Number(readFileSync(pidFile, "utf8"));
+        process.kill(pid, "SIGTERM");
+        for (let i = 0; i < 200 && existsSync(pidFile); i += 1) await new Promise((r) => setTimeout(r, 50));
+      }
+      if (!process.env.KEEP_SUPERVISOR_TEST_DIR) rmSync(root, { recursive: true, force: true });
+      else console.error(`kept ${root}`);
+    }, 30_000);
+
+    it("gives two bots their own desktops, types into a page, and tears down on release", async () => {
+      const [a, b] = await Promise.all([docker.observe("alice"), commandPath.observe("bob")]);
+      expect(a.slot.index).not.toBe(b.slot.index);
+      expect([a.width, a.height]).toEqual([1280, 800]);
+      expect(Buffer.from(a.png.subarray(1, 4)).toString()).toBe("PNG");
+
+      const listed = await docker.list();
+      expect(listed.map((slot) => slot.botId).sort()).toEqual(["alice", "bob"]);
+      const alice = listed.find((slot) => slot.botId === "alice");
+      if (!alice) throw new Error("alice not listed");
+      expect(alice.vncSocket).toBe(
+        path.join(runDir, "vnc", `slot${a.slot.index}-g${a.slot.generation}.sock`),
       );
-    });
-  const commandPath = createSupervisedDesktop(
-    commandTransport(exec, { command: [process.execPath, path.join(here, "cli.ts")] }),
-  );
-  const socketPath = path.join(runDir, "supervisor.sock");
-  const docker = createSupervisedDesktop(unixSocketTransport(socketPath));
+      const viewer = await connectRfb(alice.vncSocket);
+      expect(viewer.greeting).toMatch(/^RFB 003\.00\d/);
 
-  beforeAll(async () => {
-    // The command path starts the daemon when it is not running.
-    const health = await exec([process.execPath, path.join(here, "cli.ts"), "health", "{}"]);
-    expect(health.exitCode, health.stdout + health.stderr).toBe(0);
-  }, 30_000);
-
-  afterAll(async () => {
-    const pidFile = path.join(runDir, "supervisor.pid");
-    if (existsSync(pidFile)) {
-      const pid = Number(readFileSync(pidFile, "utf8"));
-      process.kill(pid, "SIGTERM");
-      for (let i = 0; i < 200 && existsSync(pidFile); i += 1) await new Promise((r) => setTimeout(r, 50));
-    }
-    if (!process.env.KEEP_SUPERVISOR_TEST_DIR) rmSync(root, { recursive: true, force: true });
-    else console.error(`kept ${root}`);
-  }, 30_000);
-
-  it("gives two bots their own desktops, types into a page, and tears down on release", async () => {
-    const [a, b] = await Promise.all([docker.observe("alice"), commandPath.observe("bob")]);
-    expect(a.slot.index).not.toBe(b.slot.index);
-    expect([a.width, a.height]).toEqual([1280, 800]);
-    expect(Buffer.from(a.png.subarray(1, 4)).toString()).toBe("PNG");
-
-    const listed = await docker.list();
-    expect(listed.map((slot) => slot.botId).sort()).toEqual(["alice", "bob"]);
-    const alice = listed.find((slot) => slot.botId === "alice");
-    if (!alice) throw new Error("alice not listed");
-    expect(alice.vncSocket).toBe(path.join(runDir, "vnc", `slot${a.slot.index}-g${a.slot.generation}.sock`));
-    const viewer = await connectRfb(alice.vncSocket);
-    expect(viewer.greeting).toMatch(/^RFB 003\.00\d/);
-
-    const page = "data:text/html;charset=utf-8,<textarea autofocus style='font-size:40px'></textarea>";
-    const opened = await docker.act("alice", [
-      { type: "key", keys: "ctrl+l" },
-      { type: "type", text: page },
-      { type: "key", keys: "Return" },
-      { type: "wait", ms: 800 },
-    ]);
-    expect(opened).toEqual({ completed: 4, total: 4 });
-    const before = await docker.observe("alice");
-    const same = await docker.observe("alice");
-    expect(same.frameHash).toBe(before.frameHash);
-    const typed = await commandPath.act("alice", [
-      { type: "type", text: "héllo 日本" },
-      { type: "wait", ms: 200 },
-    ]);
-    expect(typed).toEqual({ completed: 2, total: 2 });
-    const after = await docker.observe("alice");
-    expect(after.frameHash).not.toBe(before.frameHash);
-    // Bob's screen is untouched by Alice's typing.
-    expect((await docker.observe("bob")).slot).toEqual(b.slot);
-
-    await docker.release("alice");
-    await viewer.closed; // the connected viewer was disconnected (SCR-3)
-    expect(existsSync(alice.vncSocket)).toBe(false);
-    expect((await docker.list()).map((slot) => slot.botId)).toEqual(["bob"]);
-    // The profile stays (CMP-2).
-    expect(existsSync(path.join(workspace, ".browser-profiles", "bot-alice", "Default"))).toBe(true);
-
-    // Slot reuse: a new bot gets the same index with a new generation and a new socket path.
-    const carol = await docker.observe("carol");
-    expect(carol.slot).toEqual({ index: a.slot.index, generation: a.slot.generation + 1 });
-    await expect(connectRfb(alice.vncSocket)).rejects.toMatchObject({ code: "ENOENT" });
-  }, 90_000);
-
-  it("refuses malformed actions with their index, through both transports", async () => {
-    for (const desktop of [docker, commandPath]) {
-      const result = await desktop.act("bob", [
-        { type: "wait", ms: 1 },
-        { type: "key", keys: "$(reboot)" },
+      const page = "data:text/html;charset=utf-8,<textarea autofocus style='font-size:40px'></textarea>";
+      const opened = await docker.act("alice", [
+        { type: "key", keys: "ctrl+l" },
+        { type: "type", text: page },
+        { type: "key", keys: "Return" },
+        { type: "wait", ms: 800 },
       ]);
-      expect(result).toMatchObject({ completed: 1, total: 2, error: { code: "INVALID_ACTION", index: 1 } });
-    }
-  }, 30_000);
-});
+      expect(opened).toEqual({ completed: 4, total: 4 });
+      const before = await docker.observe("alice");
+      const same = await docker.observe("alice");
+      expect(same.frameHash).toBe(before.frameHash);
+      const typed = await commandPath.act("alice", [
+        { type: "type", text: "héllo 日本" },
+        { type: "wait", ms: 200 },
+      ]);
+      expect(typed).toEqual({ completed: 2, total: 2 });
+      const after = await docker.observe("alice");
+      expect(after.frameHash).not.toBe(before.frameHash);
+      // Bob's screen is untouched by Alice's typing.
+      expect((await docker.observe("bob")).slot).toEqual(b.slot);
+
+      await docker.release("alice");
+      await viewer.closed; // the connected viewer was disconnected (SCR-3)
+      expect(existsSync(alice.vncSocket)).toBe(false);
+      expect((await docker.list()).map((slot) => slot.botId)).toEqual(["bob"]);
+      // The profile stays (CMP-2).
+      expect(existsSync(path.join(workspace, ".browser-profiles", "bot-alice", "Default"))).toBe(true);
+
+      // Slot reuse: a new bot gets the same index with a new generation and a new socket path.
+      const carol = await docker.observe("carol");
+      expect(carol.slot).toEqual({ index: a.slot.index, generation: a.slot.generation + 1 });
+      await expect(connectRfb(alice.vncSocket)).rejects.toMatchObject({ code: "ENOENT" });
+    }, 90_000);
+
+    it("refuses malformed actions with their index, through both transports", async () => {
+      for (const desktop of [docker, commandPath]) {
+        const result = await desktop.act("bob", [
+          { type: "wait", ms: 1 },
+          { type: "key", keys: "$(reboot)" },
+        ]);
+        expect(result).toMatchObject({ completed: 1, total: 2, error: { code: "INVALID_ACTION", index: 1 } });
+      }
+    }, 30_000);
+  },
+);

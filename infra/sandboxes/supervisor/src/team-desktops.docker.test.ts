@@ -30,8 +30,11 @@ import {
 import { commandTransport, unixSocketTransport } from "../../../../packages/sandbox/src/supervisor-client.ts";
 import { requireDocker } from "../../../../tests/support/tools.ts";
 
-// Opt-in for a plain `vitest run` (it takes minutes); `./rakazo test` and CI=true always run it.
-const ENABLED = process.env.VERIFY_DOCKER_TEAM_SCREENS === "1" || process.env.CI === "true";
+// Opt-in for a plain `vitest run` (it takes minutes); `./rakazo test` and CI=true always run it, and
+// then a missing engine or image fails under CI=true (tests/support/tools.ts).
+const ENABLED =
+  (process.env.VERIFY_DOCKER_TEAM_SCREENS === "1" || process.env.CI === "true") &&
+  !(await requireDocker("team desktops (VER-4)")).skip;
 const IMAGE = process.env.RAKAZO_COMPUTER_IMAGE ?? "rakazo-computer:latest";
 const RUN_DIR_IN_COMPUTER = "/run/rakazo";
 const FIXTURE_PORTS = [8081, 8082];
@@ -65,213 +68,215 @@ interface Viewer {
   readonly closed: Promise<void>;
 }
 
-const gate = ENABLED
-  ? await requireDocker(`team desktops in ${IMAGE}`)
-  : { skip: true, title: "team desktops (VER-4) — skipped: set VERIFY_DOCKER_TEAM_SCREENS=1" };
-describe.skipIf(gate.skip)(gate.title, () => {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "rakazo-ver4-"));
-  const labelPrefix = `rakazo-ver4-${randomBytes(3).toString("hex")}`;
-  const contexts = new Map<string, DockerDesktopContext>();
-  let provider: SandboxProvider;
-  let sandbox: Sandbox;
-  let ref = "";
-  let hostRunDir = "";
+describe.skipIf(!ENABLED)(
+  ENABLED ? `team desktops in ${IMAGE}` : "team desktops (VER-4) — skipped: set VERIFY_DOCKER_TEAM_SCREENS=1",
+  () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), "rakazo-ver4-"));
+    const labelPrefix = `rakazo-ver4-${randomBytes(3).toString("hex")}`;
+    const contexts = new Map<string, DockerDesktopContext>();
+    let provider: SandboxProvider;
+    let sandbox: Sandbox;
+    let ref = "";
+    let hostRunDir = "";
 
-  const run = async (argv: string[], timeoutMs = 120_000) => {
-    const result = await sandbox.exec({ argv, timeoutMs });
-    return { exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr };
-  };
+    const run = async (argv: string[], timeoutMs = 120_000) => {
+      const result = await sandbox.exec({ argv, timeoutMs });
+      return { exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr };
+    };
 
-  /** Waits for the fixture to log the visit with this nonce; returns the Cookie header it got. */
-  const cookieSentWith = async (nonce: string): Promise<string> => {
-    for (let attempt = 0; attempt < 100; attempt += 1) {
-      const log = await run(["sh", "-c", "cat /tmp/fixture.jsonl 2>/dev/null || true"]);
-      for (const line of log.stdout.split("\n").filter(Boolean)) {
-        const entry = JSON.parse(line) as { nonce: string; cookie: string };
-        if (entry.nonce === nonce) return entry.cookie;
+    /** Waits for the fixture to log the visit with this nonce; returns the Cookie header it got. */
+    const cookieSentWith = async (nonce: string): Promise<string> => {
+      for (let attempt = 0; attempt < 100; attempt += 1) {
+        const log = await run(["sh", "-c", "cat /tmp/fixture.jsonl 2>/dev/null || true"]);
+        for (const line of log.stdout.split("\n").filter(Boolean)) {
+          const entry = JSON.parse(line) as { nonce: string; cookie: string };
+          if (entry.nonce === nonce) return entry.cookie;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
       }
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    throw new Error(`the fixture never saw a visit with nonce ${nonce}`);
-  };
+      throw new Error(`the fixture never saw a visit with nonce ${nonce}`);
+    };
 
-  /** Drives the bot's visible Chromium to a fixture URL: ctrl+l, type, Return. */
-  const visit = async (desktop: SupervisedDesktop, botId: string, origin: string): Promise<string> => {
-    const nonce = `${botId}-${randomBytes(4).toString("hex")}`;
-    const result = await desktop.act(botId, [
-      { type: "key", keys: "ctrl+l" },
-      { type: "type", text: `${origin}/visit?nonce=${nonce}` },
-      // Drops any inline autocompletion the omnibox appended to what was typed.
-      { type: "key", keys: "Delete" },
-      { type: "key", keys: "Return" },
-    ]);
-    expect(result).toEqual({ completed: 4, total: 4 });
-    return nonce;
-  };
-
-  beforeAll(async () => {
-    execFileSync("docker", ["image", "inspect", IMAGE], { stdio: "ignore" }); // fails loudly: build the image first
-    provider = createDockerProvider({
-      image: IMAGE,
-      dataDir,
-      labelPrefix,
-      desktop: (context) => {
-        contexts.set(context.ref, context);
-        return createSupervisedDesktop(
-          commandTransport((argv) => context.exec({ argv, timeoutMs: 120_000 })),
-        );
-      },
-    });
-    ({ ref } = await provider.provision({
-      computerId: `ver4-${labelPrefix}`,
-      mode: "team",
-      homeKey: `ver4-${labelPrefix}`,
-    }));
-    console.error(`VER-4 container ${ref}, data dir ${dataDir}`);
-    sandbox = provider.sandbox(ref);
-    // Isolated: no network but the computer's own loopback.
-    expect(
-      execFileSync("docker", ["inspect", "-f", "{{.HostConfig.NetworkMode}}", ref], {
-        encoding: "utf8",
-      }).trim(),
-    ).toBe("none");
-    const context = contexts.get(ref);
-    if (!context) throw new Error("the provider did not wire a desktop");
-    hostRunDir = await context.hostRuntimeDir();
-    await run([
-      "sh",
-      "-c",
-      `cat > /tmp/fixture.cjs <<'EOF'\n${FIXTURE_SERVER}\nEOF\nnohup node /tmp/fixture.cjs >/tmp/fixture.out 2>&1 &`,
-    ]);
-    for (const port of FIXTURE_PORTS) {
-      const probe = await run([
-        "node",
-        "-e",
-        `fetch("http://127.0.0.1:${port}/probe").then(r=>process.exit(r.ok?0:1),()=>process.exit(1))`,
+    /** Drives the bot's visible Chromium to a fixture URL: ctrl+l, type, Return. */
+    const visit = async (desktop: SupervisedDesktop, botId: string, origin: string): Promise<string> => {
+      const nonce = `${botId}-${randomBytes(4).toString("hex")}`;
+      const result = await desktop.act(botId, [
+        { type: "key", keys: "ctrl+l" },
+        { type: "type", text: `${origin}/visit?nonce=${nonce}` },
+        // Drops any inline autocompletion the omnibox appended to what was typed.
+        { type: "key", keys: "Delete" },
+        { type: "key", keys: "Return" },
       ]);
-      for (let i = 0; i < 20 && probe.exitCode !== 0; i += 1) await new Promise((r) => setTimeout(r, 200));
-    }
-  }, 180_000);
+      expect(result).toEqual({ completed: 4, total: 4 });
+      return nonce;
+    };
 
-  afterAll(async () => {
-    if (ref) {
-      const logs = await run(["sh", "-c", "cat /run/rakazo/supervisor.log 2>/dev/null | tail -20"]).catch(
-        () => null,
-      );
-      if (logs?.stdout) console.error(`supervisor log of ${ref}:\n${logs.stdout}`);
-      await provider.destroy(ref);
-    }
-    rmSync(dataDir, { recursive: true, force: true });
-  }, 120_000);
+    beforeAll(async () => {
+      execFileSync("docker", ["image", "inspect", IMAGE], { stdio: "ignore" }); // fails loudly: build the image first
+      provider = createDockerProvider({
+        image: IMAGE,
+        dataDir,
+        labelPrefix,
+        desktop: (context) => {
+          contexts.set(context.ref, context);
+          return createSupervisedDesktop(
+            commandTransport((argv) => context.exec({ argv, timeoutMs: 120_000 })),
+          );
+        },
+      });
+      ({ ref } = await provider.provision({
+        computerId: `ver4-${labelPrefix}`,
+        mode: "team",
+        homeKey: `ver4-${labelPrefix}`,
+      }));
+      console.error(`VER-4 container ${ref}, data dir ${dataDir}`);
+      sandbox = provider.sandbox(ref);
+      // Isolated: no network but the computer's own loopback.
+      expect(
+        execFileSync("docker", ["inspect", "-f", "{{.HostConfig.NetworkMode}}", ref], {
+          encoding: "utf8",
+        }).trim(),
+      ).toBe("none");
+      const context = contexts.get(ref);
+      if (!context) throw new Error("the provider did not wire a desktop");
+      hostRunDir = await context.hostRuntimeDir();
+      await run([
+        "sh",
+        "-c",
+        `cat > /tmp/fixture.cjs <<'EOF'\n${FIXTURE_SERVER}\nEOF\nnohup node /tmp/fixture.cjs >/tmp/fixture.out 2>&1 &`,
+      ]);
+      for (const port of FIXTURE_PORTS) {
+        const probe = await run([
+          "node",
+          "-e",
+          `fetch("http://127.0.0.1:${port}/probe").then(r=>process.exit(r.ok?0:1),()=>process.exit(1))`,
+        ]);
+        for (let i = 0; i < 20 && probe.exitCode !== 0; i += 1) await new Promise((r) => setTimeout(r, 200));
+      }
+    }, 180_000);
 
-  const transports = [
-    {
-      name: "Docker supervision",
-      desktop: () => createSupervisedDesktop(unixSocketTransport(path.join(hostRunDir, "supervisor.sock"))),
-      /** A viewer on the host, through the bind-mounted run dir. */
-      connect(socketInComputer: string): Viewer {
-        const socket = net.connect(socketInComputer.replace(RUN_DIR_IN_COMPUTER, hostRunDir));
-        const greeting = new Promise<string>((resolve, reject) => {
-          socket.once("data", (data: Buffer) => resolve(data.toString("latin1")));
-          socket.once("error", reject);
-        });
-        const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
-        return { greeting, closed };
+    afterAll(async () => {
+      if (ref) {
+        const logs = await run(["sh", "-c", "cat /run/rakazo/supervisor.log 2>/dev/null | tail -20"]).catch(
+          () => null,
+        );
+        if (logs?.stdout) console.error(`supervisor log of ${ref}:\n${logs.stdout}`);
+        await provider.destroy(ref);
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    }, 120_000);
+
+    const transports = [
+      {
+        name: "Docker supervision",
+        desktop: () => createSupervisedDesktop(unixSocketTransport(path.join(hostRunDir, "supervisor.sock"))),
+        /** A viewer on the host, through the bind-mounted run dir. */
+        connect(socketInComputer: string): Viewer {
+          const socket = net.connect(socketInComputer.replace(RUN_DIR_IN_COMPUTER, hostRunDir));
+          const greeting = new Promise<string>((resolve, reject) => {
+            socket.once("data", (data: Buffer) => resolve(data.toString("latin1")));
+            socket.once("error", reject);
+          });
+          const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+          return { greeting, closed };
+        },
       },
-    },
-    {
-      name: "the command path",
-      desktop: () => sandbox.desktop as SupervisedDesktop,
-      /** A viewer inside the computer, started through exec. */
-      connect(socketInComputer: string): Viewer {
-        const script = `const s=require("net").connect(${JSON.stringify(socketInComputer)});
+      {
+        name: "the command path",
+        desktop: () => sandbox.desktop as SupervisedDesktop,
+        /** A viewer inside the computer, started through exec. */
+        connect(socketInComputer: string): Viewer {
+          const script = `const s=require("net").connect(${JSON.stringify(socketInComputer)});
             s.once("data",d=>console.log("greeting "+d.toString("latin1").trim()));
             s.on("error",e=>{console.log("error "+e.code);process.exit(0)});
             s.on("close",()=>{console.log("closed");process.exit(0)});
             setTimeout(()=>{console.log("still-open");process.exit(0)},60000);`;
-        let greet: (line: string) => void = () => undefined;
-        const greeting = new Promise<string>((resolve) => {
-          greet = resolve;
-        });
-        let seen = "";
-        const output = sandbox
-          .exec({
-            argv: ["node", "-e", script],
-            timeoutMs: 90_000,
-            onOutput: (chunk) => {
-              seen += chunk.data;
-              const line = seen.split("\n").find((l) => l.startsWith("greeting ") || l.startsWith("error "));
-              if (line) greet(line);
-            },
-          })
-          .then((result) => result.stdout);
-        void output.then((out) => greet(out.split("\n")[0] ?? ""));
-        const closed = output.then((out) => {
-          if (!out.includes("closed")) throw new Error(`viewer was not disconnected: ${out}`);
-        });
-        closed.catch(() => undefined); // only awaited for viewers that did connect
-        return { greeting, closed };
+          let greet: (line: string) => void = () => undefined;
+          const greeting = new Promise<string>((resolve) => {
+            greet = resolve;
+          });
+          let seen = "";
+          const output = sandbox
+            .exec({
+              argv: ["node", "-e", script],
+              timeoutMs: 90_000,
+              onOutput: (chunk) => {
+                seen += chunk.data;
+                const line = seen
+                  .split("\n")
+                  .find((l) => l.startsWith("greeting ") || l.startsWith("error "));
+                if (line) greet(line);
+              },
+            })
+            .then((result) => result.stdout);
+          void output.then((out) => greet(out.split("\n")[0] ?? ""));
+          const closed = output.then((out) => {
+            if (!out.includes("closed")) throw new Error(`viewer was not disconnected: ${out}`);
+          });
+          closed.catch(() => undefined); // only awaited for viewers that did connect
+          return { greeting, closed };
+        },
       },
-    },
-  ];
+    ];
 
-  for (const transport of transports) {
-    it(`runs parallel bot desktops with independent, persistent cookies through ${transport.name}`, async () => {
-      const desktop = transport.desktop();
-      const tag = transport.name === "Docker supervision" ? "dk" : "cmd";
-      const bots = [`${tag}-a`, `${tag}-b`, `${tag}-c`];
+    for (const transport of transports) {
+      it(`runs parallel bot desktops with independent, persistent cookies through ${transport.name}`, async () => {
+        const desktop = transport.desktop();
+        const tag = transport.name === "Docker supervision" ? "dk" : "cmd";
+        const bots = [`${tag}-a`, `${tag}-b`, `${tag}-c`];
 
-      // Three desktops start in parallel, each in its own slot.
-      const first = await Promise.all(bots.map((bot) => desktop.observe(bot)));
-      expect(new Set(first.map((o) => o.slot.index)).size).toBe(3);
-      const listed = await desktop.list();
-      for (const bot of bots)
-        expect(listed.some((slot) => slot.botId === bot && slot.state === "running")).toBe(true);
+        // Three desktops start in parallel, each in its own slot.
+        const first = await Promise.all(bots.map((bot) => desktop.observe(bot)));
+        expect(new Set(first.map((o) => o.slot.index)).size).toBe(3);
+        const listed = await desktop.list();
+        for (const bot of bots)
+          expect(listed.some((slot) => slot.botId === bot && slot.state === "running")).toBe(true);
 
-      // First visits: fresh profiles send no cookie; the site sets visitor=<nonce>.
-      const firstVisits = await Promise.all(bots.map((bot) => visit(desktop, bot, SITE_A)));
-      for (const nonce of firstVisits) expect(await cookieSentWith(nonce)).toBe("");
-      // Second visits: each bot sends only its own cookie.
-      const secondVisits = await Promise.all(bots.map((bot) => visit(desktop, bot, SITE_A)));
-      for (const [i, nonce] of secondVisits.entries()) {
-        expect(await cookieSentWith(nonce)).toBe(`visitor=${firstVisits[i]}`);
-      }
-      // A second site (another host name; cookies ignore ports) has no cookie yet.
-      expect(await cookieSentWith(await visit(desktop, bots[1] as string, SITE_B))).toBe("");
+        // First visits: fresh profiles send no cookie; the site sets visitor=<nonce>.
+        const firstVisits = await Promise.all(bots.map((bot) => visit(desktop, bot, SITE_A)));
+        for (const nonce of firstVisits) expect(await cookieSentWith(nonce)).toBe("");
+        // Second visits: each bot sends only its own cookie.
+        const secondVisits = await Promise.all(bots.map((bot) => visit(desktop, bot, SITE_A)));
+        for (const [i, nonce] of secondVisits.entries()) {
+          expect(await cookieSentWith(nonce)).toBe(`visitor=${firstVisits[i]}`);
+        }
+        // A second site (another host name; cookies ignore ports) has no cookie yet.
+        expect(await cookieSentWith(await visit(desktop, bots[1] as string, SITE_B))).toBe("");
 
-      // Release with a viewer connected: the viewer is disconnected, the socket is gone.
-      const [a] = bots as [string];
-      const before = (await desktop.list()).find((slot) => slot.botId === a);
-      if (!before) throw new Error(`${a} is not listed`);
-      const viewer = transport.connect(before.vncSocket);
-      expect(await viewer.greeting).toMatch(/RFB 003\.00\d/);
-      await desktop.release(a);
-      await viewer.closed;
-      expect((await desktop.list()).some((slot) => slot.botId === a)).toBe(false);
+        // Release with a viewer connected: the viewer is disconnected, the socket is gone.
+        const [a] = bots as [string];
+        const before = (await desktop.list()).find((slot) => slot.botId === a);
+        if (!before) throw new Error(`${a} is not listed`);
+        const viewer = transport.connect(before.vncSocket);
+        expect(await viewer.greeting).toMatch(/RFB 003\.00\d/);
+        await desktop.release(a);
+        await viewer.closed;
+        expect((await desktop.list()).some((slot) => slot.botId === a)).toBe(false);
 
-      // Slot reuse: the next bot gets the slot with a new generation and a new socket; the
-      // old socket path reaches nothing.
-      const reuser = `${tag}-d`;
-      const reused = await desktop.observe(reuser);
-      expect(reused.slot).toEqual({ index: before.slot.index, generation: before.slot.generation + 1 });
-      const reusedInfo = (await desktop.list()).find((slot) => slot.botId === reuser);
-      expect(reusedInfo?.vncSocket).not.toBe(before.vncSocket);
-      const stale = transport.connect(before.vncSocket);
-      await expect(
-        stale.greeting.then(
-          (text) => text,
-          (error: NodeJS.ErrnoException) => `error ${error.code}`,
-        ),
-      ).resolves.toBe("error ENOENT");
-      expect(await transport.connect(reusedInfo?.vncSocket ?? "").greeting).toMatch(/RFB 003\.00\d/);
+        // Slot reuse: the next bot gets the slot with a new generation and a new socket; the
+        // old socket path reaches nothing.
+        const reuser = `${tag}-d`;
+        const reused = await desktop.observe(reuser);
+        expect(reused.slot).toEqual({ index: before.slot.index, generation: before.slot.generation + 1 });
+        const reusedInfo = (await desktop.list()).find((slot) => slot.botId === reuser);
+        expect(reusedInfo?.vncSocket).not.toBe(before.vncSocket);
+        const stale = transport.connect(before.vncSocket);
+        await expect(
+          stale.greeting.then(
+            (text) => text,
+            (error: NodeJS.ErrnoException) => `error ${error.code}`,
+          ),
+        ).resolves.toBe("error ENOENT");
+        expect(await transport.connect(reusedInfo?.vncSocket ?? "").greeting).toMatch(/RFB 003\.00\d/);
 
-      // The released bot reopens on a different slot with its profile: its cookie survived.
-      const reopened = await desktop.observe(a);
-      expect(reopened.slot.index).not.toBe(before.slot.index);
-      expect(await cookieSentWith(await visit(desktop, a, SITE_A))).toBe(`visitor=${firstVisits[0]}`);
+        // The released bot reopens on a different slot with its profile: its cookie survived.
+        const reopened = await desktop.observe(a);
+        expect(reopened.slot.index).not.toBe(before.slot.index);
+        expect(await cookieSentWith(await visit(desktop, a, SITE_A))).toBe(`visitor=${firstVisits[0]}`);
 
-      for (const bot of [...bots, reuser]) await desktop.release(bot);
-      expect((await desktop.list()).filter((slot) => slot.botId.startsWith(`${tag}-`))).toEqual([]);
-    }, 240_000);
-  }
-});
+        for (const bot of [...bots, reuser]) await desktop.release(bot);
+        expect((await desktop.list()).filter((slot) => slot.botId.startsWith(`${tag}-`))).toEqual([]);
+      }, 240_000);
+    }
+  },
+);
