@@ -2,14 +2,14 @@
 // bot's Chromium, `computer/act` types into a page and the next observe shows it.
 import { createProvider } from "@rakazo/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COMPUTER_IMAGE, dockerUnavailable } from "../support/docker.ts";
+import { COMPUTER_IMAGE } from "../support/docker.ts";
 import { createTestSystem, runningComputer, type TestSystem } from "../support/system.ts";
+import { requireDocker } from "../support/tools.ts";
 
-// Skips (with the reason printed by the guard below) only where no Docker engine or image exists.
-const unavailable = await dockerUnavailable();
-if (unavailable) console.log(`desktop-api.docker: skipped, ${unavailable}`);
+// Skips only locally without an engine or image; fails under CI=true (tests/support/tools.ts).
+const gate = await requireDocker("desktops through the API on Docker");
 
-describe.skipIf(unavailable !== undefined)("desktops through the API on Docker", () => {
+describe.skipIf(gate.skip)(gate.title, () => {
   let system: TestSystem;
   let tenant: Awaited<ReturnType<TestSystem["newTenant"]>>;
   let computerId: string;

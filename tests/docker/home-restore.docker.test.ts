@@ -10,11 +10,12 @@ import { ObjectAgentHomeStore } from "@rakazo/homes";
 import { startTestS3Server, type TestS3Server } from "@rakazo/homes/testing";
 import { createProvider, DOCKER_HOME_GID, DOCKER_HOME_UID } from "@rakazo/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COMPUTER_IMAGE, dockerUnavailable } from "../support/docker.ts";
+import { COMPUTER_IMAGE } from "../support/docker.ts";
 import { createTestSystem, eventually, runningComputer, type TestSystem } from "../support/system.ts";
+import { requireDocker } from "../support/tools.ts";
 
-const unavailable = await dockerUnavailable();
-if (unavailable) console.log(`home-restore.docker: skipped, ${unavailable}`);
+// Skips only locally without an engine or image; fails under CI=true (tests/support/tools.ts).
+const gate = await requireDocker("a Docker home restored from the bucket");
 
 const PORT = 18_765;
 const COOKIE = `rkz=${Math.random().toString(36).slice(2, 12)}`;
@@ -34,7 +35,7 @@ http.createServer((req, res) => {
 }).listen(${PORT}, "127.0.0.1");
 `;
 
-describe.skipIf(unavailable !== undefined)("a Docker home restored from the bucket", () => {
+describe.skipIf(gate.skip)(gate.title, () => {
   let s3: TestS3Server;
   let store: ObjectAgentHomeStore;
   let system: TestSystem;

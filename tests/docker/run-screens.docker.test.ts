@@ -3,13 +3,14 @@
 // Taking control marks the screen as controlled in the supervisor (CMP-5: never evicted).
 import { createProvider, type SupervisedDesktop } from "@rakazo/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COMPUTER_IMAGE, dockerUnavailable } from "../support/docker.ts";
+import { COMPUTER_IMAGE } from "../support/docker.ts";
 import { createTestSystem, eventually, runningComputer, type TestSystem } from "../support/system.ts";
+import { requireDocker } from "../support/tools.ts";
 
-const unavailable = await dockerUnavailable();
-if (unavailable) console.log(`run-screens.docker: skipped, ${unavailable}`);
+// Skips only locally without an engine or image; fails under CI=true (tests/support/tools.ts).
+const gate = await requireDocker("run endings on a Docker computer");
 
-describe.skipIf(unavailable !== undefined)("run endings on a Docker computer", () => {
+describe.skipIf(gate.skip)(gate.title, () => {
   let system: TestSystem;
   let tenant: Awaited<ReturnType<TestSystem["newTenant"]>>;
   let computerId: string;

@@ -21,6 +21,8 @@ import postgres from "postgres";
 
 export interface EmbeddedDatabase {
   readonly url: string;
+  readonly pid: number;
+  readonly port: number;
   stop(): Promise<void>;
 }
 
@@ -38,12 +40,35 @@ interface RunAs {
 const DATABASE = "rakazo";
 const NATIVE_DIR = dirname(dirname(postgresBinary));
 
-async function credentials(dataDir: string, port: number): Promise<Credentials> {
-  const file = join(dataDir, "embedded-postgres.json");
-  if (existsSync(file)) return JSON.parse(await readFile(file, "utf8")) as Credentials;
+export function credentialsFile(dataDir: string): string {
+  return join(dataDir, "embedded-postgres.json");
+}
+
+/**
+ * The saved password and port. The port is the environment's (EMBEDDED_POSTGRES_PORT): a saved
+ * one that disagrees is reported and replaced, never silently kept (issue 11).
+ */
+async function credentials(dataDir: string, port: number, log: Logger): Promise<Credentials> {
+  const file = credentialsFile(dataDir);
+  if (existsSync(file)) {
+    const saved = JSON.parse(await readFile(file, "utf8")) as Credentials;
+    if (saved.port === port) return saved;
+    log.warn("postgres.port_changed", { from: saved.port, to: port, setting: "EMBEDDED_POSTGRES_PORT" });
+    const updated = { ...saved, port };
+    await writeFile(file, JSON.stringify(updated), { mode: 0o600 });
+    return updated;
+  }
   const created = { password: randomBytes(24).toString("hex"), port };
   await writeFile(file, JSON.stringify(created), { mode: 0o600 });
   return created;
+}
+
+/** The embedded server's URL from its saved credentials (operator commands), if it was ever set up. */
+export async function embeddedDatabaseUrl(dataDir: string): Promise<string | undefined> {
+  const file = credentialsFile(dataDir);
+  if (!existsSync(file)) return undefined;
+  const { password, port } = JSON.parse(await readFile(file, "utf8")) as Credentials;
+  return `postgres://rakazo:${password}@127.0.0.1:${port}/${DATABASE}`;
 }
 
 function postgresUser(): RunAs | undefined {
@@ -118,6 +143,26 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * Creates the application database. The port opens before the server accepts sessions, so
+ * "the database system is starting up" (57P03) is retried until the deadline.
+ */
+async function ensureDatabase(adminUrl: string, deadline: number): Promise<void> {
+  for (;;) {
+    const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+    try {
+      const [exists] = await admin`select 1 from pg_database where datname = ${DATABASE}`;
+      if (!exists) await admin.unsafe(`create database ${DATABASE}`);
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== "57P03" || Date.now() > deadline) throw error;
+    } finally {
+      await admin.end();
+    }
+    await new Promise((done) => setTimeout(done, 200));
+  }
+}
+
 export async function startEmbeddedPostgres(options: {
   dataDir: string;
   port: number;
@@ -125,7 +170,7 @@ export async function startEmbeddedPostgres(options: {
 }): Promise<EmbeddedDatabase> {
   const { dataDir, log } = options;
   await mkdir(dataDir, { recursive: true });
-  const { password, port } = await credentials(dataDir, options.port);
+  const { password, port } = await credentials(dataDir, options.port, log);
   const user = postgresUser();
   const native = await nativeDirFor(user, log);
   const databaseDir = join(dataDir, "postgres");
@@ -179,6 +224,9 @@ export async function startEmbeddedPostgres(options: {
       ...(user ? { uid: user.uid, gid: user.gid } : {}),
       env: { ...process.env, LC_ALL: "C" },
       stdio: ["ignore", "pipe", "pipe"],
+      // Its own process group: a terminal's Ctrl-C must not reach it before the services that
+      // use it have stopped (they would log 57P01 "terminating connection" errors).
+      detached: true,
     },
   );
   let serverLog = "";
@@ -198,19 +246,19 @@ export async function startEmbeddedPostgres(options: {
     await new Promise((done) => setTimeout(done, 100));
   }
 
-  const admin = postgres(`postgres://rakazo:${password}@127.0.0.1:${port}/postgres`, {
-    max: 1,
-    onnotice: () => {},
-  });
   try {
-    const [exists] = await admin`select 1 from pg_database where datname = ${DATABASE}`;
-    if (!exists) await admin.unsafe(`create database ${DATABASE}`);
-  } finally {
-    await admin.end();
+    await ensureDatabase(`postgres://rakazo:${password}@127.0.0.1:${port}/postgres`, deadline);
+  } catch (error) {
+    // Never leave a server behind a failed start (it runs in its own process group).
+    server.kill("SIGINT");
+    await exited;
+    throw error;
   }
   log.info("postgres.started", { embedded: true, port, databaseDir });
   return {
     url: `postgres://rakazo:${password}@127.0.0.1:${port}/${DATABASE}`,
+    pid: server.pid ?? 0,
+    port,
     async stop() {
       if (server.exitCode !== null) return;
       server.kill("SIGINT"); // fast shutdown: clean, without waiting for clients

@@ -4,10 +4,9 @@
  * bot's x11vnc. The authority here is in-process (mint → gateway ticket → the sandbox's gateway
  * target); the API's authority endpoint is covered by screens.integration.test.ts.
  *
- * Skipped when there is no Docker engine or no computer image (CI runs scripts/docker-engine.sh
+ * Skipped locally (fails under CI=true) when there is no Docker engine or no computer image (CI runs scripts/docker-engine.sh
  * and infra/sandboxes/image/build.sh first; rebuild the image after changing the supervisor).
  */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -33,12 +32,15 @@ import {
   createDockerProvider,
   type DockerDesktopContext,
 } from "../../../packages/sandbox/src/providers/docker/index.ts";
+import { requireDocker } from "../../../tests/support/tools.ts";
 import type { ScreenAuthority } from "./authority.ts";
 import { startWebServer, type WebServer } from "./server.ts";
 import { CHROMIUM, GREEN_PAGE } from "./testing/screen-system.ts";
 
 const IMAGE = process.env.RAKAZO_COMPUTER_IMAGE ?? "rakazo-computer:latest";
-const ready = spawnSync("docker", ["image", "inspect", IMAGE], { stdio: "ignore" }).status === 0;
+// Skipped locally without an engine, the image or host Chromium; under CI=true that fails instead.
+const ready = !(await requireDocker("a Docker computer's screen in Chromium", [CHROMIUM.executablePath]))
+  .skip;
 
 function transportOf(context: DockerDesktopContext) {
   let transport: Promise<ReturnType<typeof unixSocketTransport>> | undefined;
@@ -56,7 +58,6 @@ function transportOf(context: DockerDesktopContext) {
   };
 }
 
-// Skipped (not failed) without an engine or image: unit runs on machines without Docker stay green.
 describe.skipIf(!ready)(
   ready
     ? "a Docker computer's screen in Chromium"

@@ -2,9 +2,9 @@
  * The whole screen path without Docker: real Postgres and API (authority), the web service,
  * real Chromium (playwright-core) running noVNC, and the real supervisor daemon on this host
  * (Xvfb + Chromium + x11vnc + its screen gateway on a Unix socket). Skipped, with the missing
- * tools named, on hosts without them.
+ * tools named, on hosts without them; under CI=true that fails instead.
  */
-import { execFile, spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -21,11 +21,12 @@ import { mintScreenCapability } from "@rakazo/screens";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { missingOrFail } from "../../../tests/support/tools.ts";
 import { createAuthorityClient } from "./authority.ts";
 import { CHROMIUM, GREEN_PAGE, type ScreenSystem, startScreenSystem } from "./testing/screen-system.ts";
 
 const TOOLS = ["Xvfb", "x11vnc", "xdotool", "/usr/bin/chromium"];
-const missing = TOOLS.filter((tool) => spawnSync("sh", ["-c", `command -v ${tool}`]).status !== 0);
+const missing = missingOrFail("screens through proxy and gateway", TOOLS);
 const supervisorCli = fileURLToPath(
   new URL("../../../infra/sandboxes/supervisor/src/cli.ts", import.meta.url),
 );

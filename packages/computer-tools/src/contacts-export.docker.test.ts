@@ -4,8 +4,9 @@
 // the computer (containers have no network), started through exec.
 import { createProvider, type Sandbox } from "@rakazo/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COMPUTER_IMAGE, dockerUnavailable } from "../../../tests/support/docker.ts";
+import { COMPUTER_IMAGE } from "../../../tests/support/docker.ts";
 import { createTestSystem, runningComputer, type TestSystem } from "../../../tests/support/system.ts";
+import { requireDocker } from "../../../tests/support/tools.ts";
 import { contactsAppScript } from "./scenarios/contacts-app.ts";
 import { expectContactsExportRecorded } from "./scenarios/contacts-export.expect.ts";
 import { runContactsExportScenario } from "./scenarios/contacts-export.ts";
@@ -15,11 +16,10 @@ const APP_URL = `http://127.0.0.1:${APP_PORT}/`;
 const APP_DIR = ".contacts-app";
 const EXPORT_LOG = `${APP_DIR}/exports.log`;
 
-// Skips (with the reason printed below) only where no Docker engine or computer image exists.
-const unavailable = await dockerUnavailable();
-if (unavailable) console.log(`contacts-export.docker: skipped, ${unavailable}`);
+// Skips only locally without an engine or image; fails under CI=true (tests/support/tools.ts).
+const gate = await requireDocker("VER-2 contacts export on Docker Chromium");
 
-describe.skipIf(unavailable !== undefined)("VER-2 contacts export on Docker Chromium", () => {
+describe.skipIf(gate.skip)(gate.title, () => {
   let system: TestSystem;
   let tenant: Awaited<ReturnType<TestSystem["newTenant"]>>;
   let computerId: string;

@@ -64,9 +64,13 @@ export class ConfigError extends Error {
   override readonly name = "ConfigError";
 }
 
-/** Parses the environment; a bad value names the variable and what was expected. */
+/**
+ * Parses the environment; a bad value names the variable and what was expected. An empty value
+ * means unset (so `.env.example` copied as is, with its blank lines, is valid).
+ */
 export function parseRuntimeEnv(env: Record<string, string | undefined>): RuntimeEnv {
-  const result = runtimeEnvSchema.safeParse(env);
+  const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value?.trim() !== ""));
+  const result = runtimeEnvSchema.safeParse(set);
   if (result.success) return result.data;
   const problems = result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
   throw new ConfigError(`invalid environment: ${problems}`);

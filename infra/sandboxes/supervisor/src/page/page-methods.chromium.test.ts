@@ -1,7 +1,6 @@
 // BRW-2..5 against real headless Chromium: a page served on loopback, CDP on a loopback port.
 // The shared PageBrowser contract runs here too (the same suite the page emulator runs).
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -10,12 +9,11 @@ import { join } from "node:path";
 import { createSupervisedPageBrowser } from "@rakazo/sandbox";
 import { runPageBrowserContract } from "@rakazo/sandbox/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireTools } from "../../../../../tests/support/tools.ts";
 import { safeDownloadName } from "./downloads.ts";
 import { createPageMethods } from "./page-methods.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
-// Under CI a missing browser fails the suite instead of skipping it.
-const skip = !existsSync(CHROMIUM) && process.env.CI !== "true";
 let base: string;
 let server: http.Server;
 let chromium: ChildProcess;
@@ -90,7 +88,8 @@ afterAll(async () => {
 const methods = () => createPageMethods({ debuggingPortFor: () => port, navigationTimeoutMs: 1_500 });
 
 // Runs before the BRW-5 test, which leaves the tab on a POST that never answers.
-describe.skipIf(skip)("page downloads on real Chromium", () => {
+const downloads = requireTools("page downloads on real Chromium", [CHROMIUM]);
+describe.skipIf(downloads.skip)(downloads.title, () => {
   it("a click that downloads lands in the downloads folder and is reported like the emulator's", async () => {
     const workspace = await mkdtemp(join(tmpdir(), "rakazo-dl-"));
     try {
@@ -140,7 +139,8 @@ describe.skipIf(skip)("page downloads on real Chromium", () => {
   });
 });
 
-describe.skipIf(skip)("page methods on real Chromium", () => {
+const methodsGate = requireTools("page methods on real Chromium", [CHROMIUM]);
+describe.skipIf(methodsGate.skip)(methodsGate.title, () => {
   it("binds the debugging port to loopback only (BRW-2)", async () => {
     const res = await fetch(`http://127.0.0.1:${port}/json/version`);
     expect(res.ok).toBe(true);
@@ -160,7 +160,7 @@ describe.skipIf(skip)("page methods on real Chromium", () => {
 });
 
 // Last: its final test leaves the tab on a load that never finishes.
-if (!skip) {
+if (!methodsGate.skip) {
   runPageBrowserContract({
     name: "supervisor page methods on headless Chromium",
     create: ({ navigationTimeoutMs }) => {

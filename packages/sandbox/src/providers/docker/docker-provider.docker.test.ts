@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import Docker from "dockerode";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { requireDocker } from "../../../../../tests/support/tools.ts";
 import { buildArchive, readAll } from "../../archive.ts";
 import { isSandboxError } from "../../errors.ts";
 import type { SandboxProvider } from "../../provider.ts";
@@ -26,20 +27,9 @@ const IMAGE = process.env.RAKAZO_COMPUTER_IMAGE ?? "rakazo-computer:latest";
 const LABEL_PREFIX = "rakazo-test";
 const docker = new Docker({ socketPath: "/var/run/docker.sock" });
 
-async function dockerReady(): Promise<boolean> {
-  try {
-    await docker.ping();
-    await docker.getImage(IMAGE).inspect();
-    return true;
-  } catch {
-    return false;
-  }
-}
-// Skipped (not failed) where there is no Docker engine or no computer image: unit runs on
-// laptops without Docker stay green. CI starts the engine and builds the image first.
-const dockerAvailable = await dockerReady();
-if (!dockerAvailable)
-  console.error(`docker tests skipped: no engine at /var/run/docker.sock or no image ${IMAGE}`);
+// Skipped locally where there is no Docker engine or no computer image; under CI=true that
+// fails instead (tests/support/tools.ts). CI starts the engine and builds the image first.
+const gate = await requireDocker("docker provider");
 
 const dataDirs: string[] = [];
 const providers: SandboxProvider[] = [];
@@ -73,7 +63,7 @@ afterAll(async () => {
   for (const dir of dataDirs) await rm(dir, { recursive: true, force: true });
 }, 120_000);
 
-describe.skipIf(!dockerAvailable)("docker provider", () => {
+describe.skipIf(gate.skip)(gate.title, () => {
   runSandboxProviderContract({
     name: "docker",
     create: async () => (await newProvider()).provider,
