@@ -16,6 +16,7 @@ import { HTTP_STATUS } from "./http-errors.ts";
 import { mountScreenAuthority } from "./internal-screens.ts";
 import type { RpcDefinition } from "./rpc/define.ts";
 import { RPCS } from "./rpc/index.ts";
+import { runRecorded } from "./rpc/record-activity.ts";
 
 export interface ApiOptions {
   readonly ctx: ServiceContext;
@@ -127,7 +128,7 @@ export function createApiApp(options: ApiOptions): Hono {
           issues: parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
         });
       }
-      const result = await rpc.handler(ctx, caller, parsed.data);
+      const result = await runRecorded(ctx, caller, rpc, parsed.data);
       return c.json({ result: result ?? null });
     },
   );

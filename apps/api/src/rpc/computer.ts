@@ -4,6 +4,7 @@ import {
   execComputer,
   getComputer,
   listComputers,
+  shellLine,
   startComputer,
   stopComputer,
 } from "@rakazo/services";
@@ -54,6 +55,25 @@ export const computerExec = defineRpc({
       .optional(),
   }),
   handler: (ctx, caller, input) => execComputer(ctx, caller, input),
+  activity: (input, outcome) => {
+    const command = shellLine(input.argv);
+    // Env values and stdin may be secrets: only their names and size are kept.
+    const details = {
+      ...(input.cwd !== undefined ? { cwd: input.cwd } : {}),
+      ...(input.env !== undefined ? { envNames: Object.keys(input.env) } : {}),
+      ...(input.stdin !== undefined ? { stdinChars: input.stdin.length } : {}),
+    };
+    const base = { computerId: input.computerId, botId: input.lease?.botId ?? null, command, details };
+    if (!outcome.ok) return { ...base, line: `$ ${command}` };
+    const { exitCode, stdout, stderr, timedOut } = outcome.result;
+    return {
+      ...base,
+      line: `$ ${command} → exit ${exitCode}${timedOut ? " (timed out)" : ""}`,
+      exitCode,
+      output: stdout + (stderr ? `${stdout ? "\n" : ""}${stderr}` : ""),
+      ok: exitCode === 0 && !timedOut,
+    };
+  },
 });
 
 export const computerStop = defineRpc({

@@ -1,4 +1,4 @@
-import { actOnDesktop, observeDesktop } from "@rakazo/services";
+import { actOnDesktop, describeDesktopAction, observeDesktop } from "@rakazo/services";
 import { z } from "zod";
 import { defineRpc, ids } from "./define.ts";
 
@@ -51,4 +51,16 @@ export const computerAct = defineRpc({
   auth: "token",
   input: z.strictObject({ ...botTarget, actions: z.array(desktopAction).min(1).max(100) }),
   handler: (ctx, caller, input) => actOnDesktop(ctx, caller, input),
+  activity: (input, outcome) => {
+    const summary = input.actions.map(describeDesktopAction).join(", ");
+    const base = { computerId: input.computerId, botId: input.botId };
+    if (!outcome.ok) return { ...base, line: `computer_act ${summary}` };
+    const { completed, total, error } = outcome.result;
+    return {
+      ...base,
+      line: `computer_act ${summary} (${completed}/${total})`,
+      ok: !error,
+      details: { completed, total, ...(error ? { error: error.code } : {}) },
+    };
+  },
 });

@@ -65,6 +65,12 @@ export const computerTakeControl = defineRpc({
   auth: "token",
   input: z.strictObject({ ...botOnComputer, ttlMs }),
   handler: (ctx, caller, input) => takeControl(ctx, caller, input),
+  activity: (input, outcome) => ({
+    computerId: input.computerId,
+    botId: input.botId,
+    line: "take_control",
+    ...(outcome.ok ? { details: { expiresAt: outcome.result.expiresAt.toISOString() } } : {}),
+  }),
 });
 
 export const computerReleaseControl = defineRpc({
@@ -72,6 +78,12 @@ export const computerReleaseControl = defineRpc({
   auth: "token",
   input: z.strictObject(botOnComputer),
   handler: (ctx, caller, input) => releaseControl(ctx, caller, input),
+  activity: (input, outcome) => ({
+    computerId: input.computerId,
+    botId: input.botId,
+    line: "release_control",
+    ...(outcome.ok ? { details: { resumedRunId: outcome.result.resumedRunId } } : {}),
+  }),
 });
 
 export const computerStopBot = defineRpc({
@@ -79,4 +91,10 @@ export const computerStopBot = defineRpc({
   auth: "token",
   input: z.strictObject(botOnComputer),
   handler: (ctx, caller, input) => stopBot(ctx, caller, input),
+  activity: (input, outcome) => ({
+    computerId: input.computerId,
+    botId: input.botId,
+    line: "stop_bot",
+    ...(outcome.ok ? { details: { canceledRunId: outcome.result.canceledRunId } } : {}),
+  }),
 });

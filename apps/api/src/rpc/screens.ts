@@ -11,6 +11,15 @@ export const computerScreenUrl = defineRpc({
     policy: z.enum(["view", "control"]),
   }),
   handler: (ctx, caller, input) => screenUrl(ctx, caller, input),
+  // Never the URL: it carries the capability.
+  activity: (input, outcome) => ({
+    computerId: input.computerId,
+    botId: input.botId,
+    line: `screen_url ${input.policy}`,
+    details: outcome.ok
+      ? { policy: input.policy, expiresAt: outcome.result.expiresAt, slot: outcome.result.slot }
+      : { policy: input.policy },
+  }),
 });
 
 export const computerRevokeScreenUrl = defineRpc({
@@ -21,4 +30,5 @@ export const computerRevokeScreenUrl = defineRpc({
     capabilityId: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/),
   }),
   handler: (ctx, caller, input) => revokeScreenUrl(ctx, caller, input),
+  activity: (input) => ({ computerId: input.computerId, line: "revoke_screen_url" }),
 });
