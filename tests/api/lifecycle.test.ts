@@ -110,14 +110,21 @@ describe("computer lifecycle", () => {
     const again = await system.rpc("computer/delete", { computerId: id }, tenant.token);
     expect(again.status).toBe(200);
     expect(again.json.result).toMatchObject({ id, state: "deleted" });
-    const ops = await system.ctx.db.select().from(computerOperations).where(eq(computerOperations.computerId, id));
+    const ops = await system.ctx.db
+      .select()
+      .from(computerOperations)
+      .where(eq(computerOperations.computerId, id));
     expect(ops.filter((o) => o.kind === "delete")).toHaveLength(1);
     // Another space's caller and a never-existing id still get NOT_FOUND (no existence oracle).
     const stranger = await system.newTenant("mallory-delete");
     const foreign = await system.rpc("computer/delete", { computerId: id }, stranger.token);
     expect(foreign.status).toBe(404);
     expect(foreign.json.error.code).toBe("NOT_FOUND");
-    const missing = await system.rpc("computer/delete", { computerId: "cmp_00000000000000000000" }, tenant.token);
+    const missing = await system.rpc(
+      "computer/delete",
+      { computerId: "cmp_00000000000000000000" },
+      tenant.token,
+    );
     expect(missing.json.error.code).toBe("NOT_FOUND");
   });
 
