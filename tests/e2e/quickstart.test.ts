@@ -98,6 +98,13 @@ describe("quickstart", () => {
     expect(records.find((r) => r.msg === "web.listening")).toBeTruthy();
   });
 
+  it("the web root says what the service is and serves the README it links", async () => {
+    const root = await fetch(`${web}/`);
+    expect(root.status).toBe(200);
+    expect(await root.text()).toContain('href="/docs/README.md"');
+    expect(await (await fetch(`${web}/docs/README.md`)).text()).toContain("<!-- walkthrough -->");
+  });
+
   it("the README walkthrough works as written, and again on the same data with the first run's token", async () => {
     const script = await readmeWalkthrough();
     // The block carries its own strictness; it is run exactly as a user's `bash try.sh` would.

@@ -9,6 +9,8 @@ export const computerScreenUrl = defineRpc({
     computerId: z.string().regex(ids.computer),
     botId: z.string().regex(ids.bot),
     policy: z.enum(["view", "control"]),
+    /** The URL's lifetime; at most the deployment's SCREEN_URL_MAX_TTL_SECONDS (else INVALID_INPUT). */
+    ttlSeconds: z.number().int().min(10).optional(),
   }),
   handler: (ctx, caller, input) => screenUrl(ctx, caller, input),
   // Never the URL: it carries the capability.
