@@ -38,6 +38,20 @@ describe("bad input gets a 4xx with a stable code", () => {
     expect(res.json.error.details.issues.map((i: { path: string }) => i.path)).toContain("mode");
   });
 
+  it("every field error is reported at once, not one at a time", async () => {
+    const res = await system.rpc(
+      "computer/exec",
+      { computerId: "nope", argv: [], timeoutMs: -1, env: { "1BAD": "x" }, extra: true },
+      token,
+    );
+    expectCleanError(res, 400, "INVALID_INPUT");
+    const paths = res.json.error.details.issues.map((i: { path: string }) => i.path);
+    expect(paths).toEqual(expect.arrayContaining(["computerId", "argv", "timeoutMs", "env.1BAD"]));
+    expect(res.json.error.details.issues.map((i: { message: string }) => i.message).join(" ")).toContain(
+      "extra",
+    );
+  });
+
   it("unexpected fields → 400 INVALID_INPUT", async () => {
     expectCleanError(
       await system.rpc("computer/list", { spaceId, extra: true }, token),

@@ -105,6 +105,27 @@ describe("computer lifecycle", () => {
     expect(await system.provider.status(ref as string)).toBe("missing");
     const list = await system.rpc("computer/list", { spaceId: tenant.spaceId }, tenant.token);
     expect(list.json.result.map((c: { id: string }) => c.id)).not.toContain(id);
+
+    // Deleting again is idempotent for its own space: success, still deleted, no new operation.
+    const again = await system.rpc("computer/delete", { computerId: id }, tenant.token);
+    expect(again.status).toBe(200);
+    expect(again.json.result).toMatchObject({ id, state: "deleted" });
+    const ops = await system.ctx.db
+      .select()
+      .from(computerOperations)
+      .where(eq(computerOperations.computerId, id));
+    expect(ops.filter((o) => o.kind === "delete")).toHaveLength(1);
+    // Another space's caller and a never-existing id still get NOT_FOUND (no existence oracle).
+    const stranger = await system.newTenant("mallory-delete");
+    const foreign = await system.rpc("computer/delete", { computerId: id }, stranger.token);
+    expect(foreign.status).toBe(404);
+    expect(foreign.json.error.code).toBe("NOT_FOUND");
+    const missing = await system.rpc(
+      "computer/delete",
+      { computerId: "cmp_00000000000000000000" },
+      tenant.token,
+    );
+    expect(missing.json.error.code).toBe("NOT_FOUND");
   });
 
   it("a computer deleted while its provision job is queued leaves no machine behind", async () => {

@@ -3,6 +3,7 @@
 // spawns the real API and worker processes) and runs the README's own walkthrough block.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -97,14 +98,109 @@ describe("quickstart", () => {
     expect(records.find((r) => r.msg === "web.listening")).toBeTruthy();
   });
 
-  it("the README walkthrough works as written", async () => {
+  it("the web root says what the service is and serves the README it links", async () => {
+    const root = await fetch(`${web}/`);
+    expect(root.status).toBe(200);
+    expect(await root.text()).toContain('href="/docs/README.md"');
+    expect(await (await fetch(`${web}/docs/README.md`)).text()).toContain("<!-- walkthrough -->");
+  });
+
+  it("the README walkthrough works as written, and again on the same data with the first run's token", async () => {
     const script = await readmeWalkthrough();
-    const { stdout } = await run("bash", ["-euo", "pipefail", "-c", script], {
-      env: { ...process.env, API: api },
-      timeout: 60_000,
-    });
+    // The block carries its own strictness; it is run exactly as a user's `bash try.sh` would.
+    const first = await walkthrough(script, { API: api });
     // The walkthrough ends by printing the exec result and the computer.
-    expect(stdout).toContain('"stdout": "hi\\n"');
-    expect(stdout).toMatch(/"state": "running"/);
-  }, 90_000);
+    expect(first.stdout).toContain('"stdout": "hi\\n"');
+    expect(first.stdout).toMatch(/"state": "running"/);
+    const token = /export TOKEN=(rkz_\S+)/.exec(first.stdout)?.[1];
+    expect(token).toBeTruthy();
+
+    // Second run, no token: bootstrap is refused, and the script says so and stops at once.
+    const refused = await walkthrough(script, { API: api }).then(
+      () => undefined,
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+    expect(refused?.code).toBe(1);
+    expect(refused?.stderr).toMatch(/setup\/bootstrap failed: ALREADY_BOOTSTRAPPED: .*rakazo token create/);
+    expect(refused?.stdout).not.toContain("computer");
+
+    // Second run with the token from the first: a new computer, same result.
+    const second = await walkthrough(script, { API: api, TOKEN: token as string });
+    expect(second.stdout).toContain('"stdout": "hi\\n"');
+    expect(second.stdout).not.toContain("export TOKEN=");
+  }, 120_000);
+});
+
+/** Runs the walkthrough with a clean environment plus `env` (no TOKEN leaking in from outside). */
+function walkthrough(script: string, env: Record<string, string>) {
+  const { TOKEN: _ignored, ...rest } = process.env;
+  return run("bash", ["-c", script], { env: { ...rest, ...env }, timeout: 60_000 });
+}
+
+describe("the README walkthrough fails fast and loudly", () => {
+  /** A loopback stand-in for the API whose answers a test scripts per RPC. */
+  async function fakeApi(answer: (rpc: string) => unknown): Promise<{ url: string; close(): void }> {
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.setHeader("content-type", "application/json");
+        res.end(JSON.stringify(answer((req.url ?? "").replace(/^\/rpc\//, ""))));
+      });
+    });
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    const { port } = server.address() as { port: number };
+    return { url: `http://127.0.0.1:${port}`, close: () => server.close() };
+  }
+
+  const computer = (state: string) => ({
+    result: { id: "cmp_aaaaaaaaaaaaaaaaaaaa", state, lastError: state === "failed" ? "image missing" : null },
+  });
+  const setup = (rpc: string) =>
+    rpc === "setup/bootstrap"
+      ? { result: { token: "rkz_testtesttest", spaceId: "spc_aaaaaaaaaaaaaaaaaaaa" } }
+      : rpc === "space/list"
+        ? { result: [{ id: "spc_aaaaaaaaaaaaaaaaaaaa", name: "My Space" }] }
+        : undefined;
+
+  async function runAgainst(answer: (rpc: string) => unknown, extra: Record<string, string> = {}) {
+    const server = await fakeApi(answer);
+    try {
+      const script = await readmeWalkthrough();
+      const started = Date.now();
+      const outcome = await walkthrough(script, { API: server.url, ...extra }).then(
+        (ok) => ({ code: 0, ...ok }),
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+      return { ...outcome, seconds: (Date.now() - started) / 1000 };
+    } finally {
+      server.close();
+    }
+  }
+
+  it("stops on an error answer with its code and message", async () => {
+    const outcome = await runAgainst(
+      (rpc) => setup(rpc) ?? { error: { code: "MULTI_SCREEN_UNAVAILABLE", message: "no room" } },
+    );
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toContain("computer/create failed: MULTI_SCREEN_UNAVAILABLE: no room");
+  });
+
+  it("stops when the computer fails, with its last error", async () => {
+    const outcome = await runAgainst((rpc) => setup(rpc) ?? computer("failed"));
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toMatch(/is failed.*\nimage missing/s);
+  });
+
+  it("gives up waiting after WAIT_SECONDS", async () => {
+    const outcome = await runAgainst((rpc) => setup(rpc) ?? computer("provisioning"), { WAIT_SECONDS: "1" });
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toContain("is provisioning after up to 1s");
+    expect(outcome.seconds).toBeLessThan(30);
+  });
+
+  it("stops when the API does not answer JSON", async () => {
+    const outcome = await runAgainst(() => "not json");
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toContain("setup/bootstrap failed");
+  });
 });

@@ -17,6 +17,7 @@ import { mountScreenAuthority } from "./internal-screens.ts";
 import { buildOpenApiDocument } from "./openapi.ts";
 import type { RpcDefinition } from "./rpc/define.ts";
 import { RPCS } from "./rpc/index.ts";
+import { runRecorded } from "./rpc/record-activity.ts";
 
 export interface ApiOptions {
   readonly ctx: ServiceContext;
@@ -143,7 +144,7 @@ export function createApiApp(options: ApiOptions): Hono {
           issues: parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
         });
       }
-      const result = await rpc.handler(ctx, caller, parsed.data);
+      const result = await runRecorded(ctx, caller, rpc, parsed.data);
       const checked = rpc.contract.output.safeParse(result);
       if (!checked.success) {
         const issues = checked.error.issues.map((i) => ({ path: i.path.join("."), code: i.code }));

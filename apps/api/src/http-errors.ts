@@ -30,3 +30,37 @@ export const HTTP_STATUS: Record<
   PROVIDER_ERROR: 502,
   INTERNAL: 500,
 };
+
+/**
+ * What each code means to a client: the README's error table is generated from this and
+ * `HTTP_STATUS` (`node scripts/error-table.ts`), and a test fails when they disagree.
+ */
+export const ERROR_MEANING: Record<AppErrorCode, string> = {
+  INVALID_JSON: "the body is not JSON",
+  INVALID_INPUT:
+    "the body does not match the RPC's schema (`details.issues` lists every field at once), or a value is out of range",
+  UNKNOWN_RPC: "no such RPC, or not a POST",
+  UNAUTHENTICATED: "missing, malformed, unknown or revoked token",
+  FORBIDDEN: "a screen capability refused by the authority (`details.reason`)",
+  NOT_FOUND: "missing — or not yours: a foreign id looks exactly like a missing one",
+  ALREADY_BOOTSTRAPPED:
+    "`setup/bootstrap` after the first user exists (mint a token with `./rakazo token create`)",
+  COMPUTER_NOT_READY: "the computer is not running (`details.state`), or belongs to another provider",
+  COMPUTER_GONE: "the computer's machine disappeared under it",
+  CONFLICT: "wrong lifecycle state for the request (`details.state`)",
+  LEASE_HELD: "a run is driving this bot: pass its `fencingToken` or `computer/stopBot` first",
+  STALE_LEASE: "the fencing token was superseded or expired; the action was refused",
+  TAKEOVER_CONFLICT: "`computer/takeControl` while a run drives the bot (stop the bot first)",
+  CONTROL_HELD: "another person controls this screen",
+  NOT_IN_CONTROL: "a control screen URL, release or `controlToken` without holding the control lease",
+  HUMAN_IN_CONTROL:
+    "`computer/act` or `computer/observe` without a token while a person controls the bot (TKO-1)",
+  INVALID_PATH: "a file path that escapes the workspace or is not a directory",
+  FILE_NOT_FOUND: "no such file in the workspace",
+  FILE_TOO_LARGE: "the file is larger than a read returns",
+  MULTI_SCREEN_UNAVAILABLE: "past `SANDBOX_TEAM_SCREEN_LIMIT` (CMP-5)",
+  DESKTOP_UNAVAILABLE: "the bot's desktop did not start",
+  UNSUPPORTED: "this provider or deployment lacks the feature (desktop, screens, page browser, agent model)",
+  PROVIDER_ERROR: "the computer's provider failed (`details.providerCode`)",
+  INTERNAL: "a bug: the server logged it",
+};

@@ -46,6 +46,7 @@ const app = createApiApp({
           screens: {
             keyring: parseScreenKeys(env.SCREEN_CAPABILITY_KEYS),
             webBaseUrl: env.WEB_PUBLIC_URL ?? `http://${env.WEB_HOST}:${env.WEB_PORT}`,
+            maxTtlMs: env.SCREEN_URL_MAX_TTL_SECONDS * 1000,
           },
         }
       : {}),

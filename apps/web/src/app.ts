@@ -6,7 +6,7 @@
 import type { Logger } from "@rakazo/log";
 import { Hono } from "hono";
 import type { ScreenAuthority } from "./authority.ts";
-import { embedPage, refusalPage, screenPage } from "./pages.ts";
+import { embedPage, refusalPage, rootPage, screenPage } from "./pages.ts";
 import { newConnectionId } from "./proxy.ts";
 import { injectReporter } from "./reporter.ts";
 import { gatewayStatus } from "./upstream.ts";
@@ -18,6 +18,8 @@ export interface WebAppOptions {
   readonly log: Logger;
   /** The bundled noVNC page script. */
   readonly screenScript: string;
+  /** The project's README, served at /docs/README.md when known. */
+  readonly readme?: string | undefined;
 }
 
 export function createWebApp(options: WebAppOptions): Hono {
@@ -41,6 +43,15 @@ export function createWebApp(options: WebAppOptions): Hono {
   });
 
   app.get("/health", (c) => c.json({ status: "ok" }));
+
+  app.get("/", (c) => c.html(rootPage(options.readme !== undefined)));
+  const readme = options.readme;
+  if (readme !== undefined) {
+    app.get("/docs/README.md", (c) => {
+      c.header("content-type", "text/markdown; charset=utf-8");
+      return c.body(readme);
+    });
+  }
 
   app.get("/assets/screen.js", (c) => {
     c.header("content-type", "text/javascript; charset=utf-8");

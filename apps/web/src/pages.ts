@@ -63,3 +63,19 @@ export function refusalPage(): string {
   return `<!doctype html><html><head><meta charset="utf-8"><title>Screen</title><style>${BASE_STYLE}</style></head>
 <body><p style="padding:2em">The screen did not respond.</p></body></html>`;
 }
+
+/** `/`: what this service is, instead of a bare 404. The full web app comes later. */
+export function rootPage(hasReadme: boolean): string {
+  const docs = hasReadme
+    ? `<a href="/docs/README.md">README</a>`
+    : "the README and <code>docs/screens.md</code> of the Rakazo repository";
+  return `<!doctype html>
+<html><head><meta charset="utf-8"><title>Rakazo screens</title>
+<style>${BASE_STYLE}body{padding:2em;max-width:42em;line-height:1.5}a{color:#8ab4f8}</style>
+</head><body><h1>Rakazo</h1>
+<p>This is the web service of a Rakazo installation: it shows the screens of agents' computers.
+A screen's address comes from the API: <code>computer/screenUrl</code> answers a
+<code>/screens/…</code> page and an <code>/embed/…</code> page for one bot's screen.</p>
+<p>Docs: ${docs}.</p>
+</body></html>`;
+}

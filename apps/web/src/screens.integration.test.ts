@@ -181,6 +181,34 @@ describe.skipIf(missing.length > 0)(
       await page.close();
     });
 
+    it("screenUrl takes a capped lifetime, returns the embed URL, and is recorded without it (TOOL-4)", async () => {
+      const ask = (ttlSeconds: number) =>
+        system.rpc(
+          "computer/screenUrl",
+          { computerId, botId: tenant.botId, policy: "view", ttlSeconds },
+          tenant.token,
+        );
+      const before = Date.now();
+      const res = await ask(60);
+      expect(res.status, JSON.stringify(res.json)).toBe(200);
+      const { url, embedUrl, expiresAt } = res.json.result;
+      expect(embedUrl).toBe(url.replace("/screens/", "/embed/"));
+      expect(Date.parse(expiresAt) - before).toBeGreaterThan(55_000);
+      expect(Date.parse(expiresAt) - before).toBeLessThanOrEqual(61_000);
+      const { page } = await openScreen(embedUrl);
+      await page.close();
+      const tooLong = await ask(86_401);
+      expect(tooLong.status).toBe(400);
+      expect(tooLong.json.error).toMatchObject({ code: "INVALID_INPUT", details: { maxTtlSeconds: 86_400 } });
+      const activity = await system.rpc("computer/activity", { computerId }, tenant.token);
+      const minted = activity.json.result.events.filter(
+        (e: { payload: { tool: string } }) => e.payload.tool === "computer/screenUrl",
+      );
+      expect(minted.at(-1)?.payload).toMatchObject({ ok: false, line: "screen_url view" });
+      expect(minted.filter((e: { payload: { ok: boolean } }) => e.payload.ok).length).toBeGreaterThan(0);
+      expect(JSON.stringify(activity.json)).not.toContain(capabilityOf(url));
+    });
+
     it("view: keys typed in the viewer do not reach the desktop, even with the viewer's view-only turned off", async () => {
       const before = (await desktop.observe(tenant.botId)).frameHash;
       const { page, frame } = await openScreen((await screenUrl("view")).url);

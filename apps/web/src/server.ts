@@ -1,5 +1,6 @@
 /** Starts the web service: Hono over @hono/node-server, plus the websocket screen proxy. */
 
+import { readFile } from "node:fs/promises";
 import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
@@ -21,7 +22,11 @@ export async function startWebServer(options: {
   readonly port: number;
 }): Promise<WebServer> {
   const screenScript = await bundleScreenClient();
-  const app = createWebApp({ authority: options.authority, log: options.log, screenScript });
+  // The checkout's README, served at /docs/README.md for the root page's link (absent in images).
+  const readme = await readFile(new URL("../../../README.md", import.meta.url), "utf8").catch(
+    () => undefined,
+  );
+  const app = createWebApp({ authority: options.authority, log: options.log, screenScript, readme });
   const server = await new Promise<http.Server>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: options.host, port: options.port }, () =>
       resolve(s as http.Server),

@@ -56,6 +56,8 @@ export const runtimeEnvSchema = z.object({
   SCREEN_SERVICE_TOKEN: optionalString,
   /** `kid:base64(32 bytes)`, comma-separated, newest first; the launcher generates one when unset. */
   SCREEN_CAPABILITY_KEYS: optionalString,
+  /** The longest lifetime `computer/screenUrl` grants (`ttlSeconds`); longer asks are refused. */
+  SCREEN_URL_MAX_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(86_400),
 });
 
 export type RuntimeEnv = z.infer<typeof runtimeEnvSchema>;

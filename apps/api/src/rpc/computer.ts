@@ -5,6 +5,7 @@ import {
   execComputer,
   getComputer,
   listComputers,
+  shellLine,
   startComputer,
   stopComputer,
 } from "@rakazo/services";
@@ -22,8 +23,30 @@ export const computerList = defineRpc(contracts.computerList, (ctx, caller, inpu
   listComputers(ctx, caller, input),
 );
 
-export const computerExec = defineRpc(contracts.computerExec, (ctx, caller, input) =>
-  execComputer(ctx, caller, input),
+export const computerExec = defineRpc(
+  contracts.computerExec,
+  (ctx, caller, input) => execComputer(ctx, caller, input),
+  {
+    activity: (input, outcome) => {
+      const command = shellLine(input.argv);
+      // Env values and stdin may be secrets: only their names and size are kept.
+      const details = {
+        ...(input.cwd !== undefined ? { cwd: input.cwd } : {}),
+        ...(input.env !== undefined ? { envNames: Object.keys(input.env) } : {}),
+        ...(input.stdin !== undefined ? { stdinChars: input.stdin.length } : {}),
+      };
+      const base = { computerId: input.computerId, botId: input.lease?.botId ?? null, command, details };
+      if (!outcome.ok) return { ...base, line: `$ ${command}` };
+      const { exitCode, stdout, stderr, timedOut } = outcome.result;
+      return {
+        ...base,
+        line: `$ ${command} → exit ${exitCode}${timedOut ? " (timed out)" : ""}`,
+        exitCode,
+        output: stdout + (stderr ? `${stdout ? "\n" : ""}${stderr}` : ""),
+        ok: exitCode === 0 && !timedOut,
+      };
+    },
+  },
 );
 
 export const computerStop = defineRpc(contracts.computerStop, (ctx, caller, input) =>

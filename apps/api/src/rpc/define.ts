@@ -12,15 +12,37 @@ export interface RpcDefinition<C extends RpcContract = RpcContract> {
   readonly contract: C;
   // Method syntax on purpose: it lets every RpcDefinition<C> sit in one list without a cast.
   handler(ctx: ServiceContext, caller: Caller, input: z.output<C["input"]>): Promise<z.input<C["output"]>>;
+  /**
+   * TOOL-4: an RPC that acts on a computer describes each call (succeeded or failed) for its
+   * activity feed, like the agent's tools do (./record-activity.ts). Read-only RPCs have none.
+   */
+  activity?(input: z.output<C["input"]>, outcome: RpcOutcome<z.input<C["output"]>>): RpcActivity;
 }
+
+export type RpcOutcome<O> =
+  | { readonly ok: true; readonly result: O }
+  | { readonly ok: false; readonly error: Error };
+
+/** One call as the activity feed shows it; the recorder adds the RPC name, caller and redaction. */
+export interface RpcActivity {
+  readonly computerId: string;
+  readonly botId?: string | null;
+  readonly line: string;
+  /** Defaults to whether the call succeeded; exec also fails on a non-zero exit. */
+  readonly ok?: boolean;
+  readonly command?: string;
+  readonly exitCode?: number;
+  readonly output?: string;
+  readonly details?: Record<string, unknown>;
+}
+
+type Handler<C extends RpcContract> = RpcDefinition<C>["handler"];
+type Describe<C extends RpcContract> = NonNullable<RpcDefinition<C>["activity"]>;
 
 export function defineRpc<C extends RpcContract>(
   contract: C,
-  handler: (
-    ctx: ServiceContext,
-    caller: Caller,
-    input: z.output<C["input"]>,
-  ) => Promise<z.input<C["output"]>>,
+  handler: Handler<C>,
+  options: { readonly activity?: Describe<C> } = {},
 ): RpcDefinition<C> {
-  return { contract, handler };
+  return options.activity ? { contract, handler, activity: options.activity } : { contract, handler };
 }

@@ -33,14 +33,41 @@ export const runCancel = defineRpc(contracts.runCancel, (ctx, caller, input) =>
   endRun(ctx, caller, { ...input, outcome: "cancel" }),
 );
 
-export const computerTakeControl = defineRpc(contracts.computerTakeControl, (ctx, caller, input) =>
-  takeControl(ctx, caller, input),
+export const computerTakeControl = defineRpc(
+  contracts.computerTakeControl,
+  (ctx, caller, input) => takeControl(ctx, caller, input),
+  {
+    activity: (input, outcome) => ({
+      computerId: input.computerId,
+      botId: input.botId,
+      line: "take_control",
+      ...(outcome.ok ? { details: { expiresAt: new Date(outcome.result.expiresAt).toISOString() } } : {}),
+    }),
+  },
 );
 
-export const computerReleaseControl = defineRpc(contracts.computerReleaseControl, (ctx, caller, input) =>
-  releaseControl(ctx, caller, input),
+export const computerReleaseControl = defineRpc(
+  contracts.computerReleaseControl,
+  (ctx, caller, input) => releaseControl(ctx, caller, input),
+  {
+    activity: (input, outcome) => ({
+      computerId: input.computerId,
+      botId: input.botId,
+      line: "release_control",
+      ...(outcome.ok ? { details: { resumedRunId: outcome.result.resumedRunId } } : {}),
+    }),
+  },
 );
 
-export const computerStopBot = defineRpc(contracts.computerStopBot, (ctx, caller, input) =>
-  stopBot(ctx, caller, input),
+export const computerStopBot = defineRpc(
+  contracts.computerStopBot,
+  (ctx, caller, input) => stopBot(ctx, caller, input),
+  {
+    activity: (input, outcome) => ({
+      computerId: input.computerId,
+      botId: input.botId,
+      line: "stop_bot",
+      ...(outcome.ok ? { details: { canceledRunId: outcome.result.canceledRunId } } : {}),
+    }),
+  },
 );

@@ -9,11 +9,13 @@
  * same scenario runs through Docker supervision (HTTP over the bind-mounted supervisor socket)
  * and the command path (the supervisor CLI through `docker exec`): parallel desktops, cookies
  * independent per bot, a bot's cookies surviving release and a reopen on another slot, viewers
- * disconnected by teardown, and the old RFB socket path reaching nothing after slot reuse.
+ * disconnected by teardown, and the old RFB socket path reaching nothing after slot reuse; and
+ * view/control tokens minted for a slot refused by the gateway once the slot serves another bot.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -27,8 +29,18 @@ import {
   createSupervisedDesktop,
   type SupervisedDesktop,
 } from "../../../../packages/sandbox/src/supervised-desktop.ts";
+import { createSupervisedScreens } from "../../../../packages/sandbox/src/supervised-screens.ts";
 import { commandTransport, unixSocketTransport } from "../../../../packages/sandbox/src/supervisor-client.ts";
+import {
+  gatewayKeysFor,
+  gatewayTicket,
+  generateScreenKeys,
+  mintScreenCapability,
+  parseScreenKeys,
+  type ScreenPolicy,
+} from "../../../../packages/screens/src/index.ts";
 import { requireDocker } from "../../../../tests/support/tools.ts";
+import { TICKET_HEADER } from "./gateway-rules.ts";
 
 // Opt-in for a plain `vitest run` (it takes minutes); `./rakazo test` and CI=true always run it, and
 // then a missing engine or image fails under CI=true (tests/support/tools.ts).
@@ -145,13 +157,20 @@ describe.skipIf(!ENABLED)(
         "-c",
         `cat > /tmp/fixture.cjs <<'EOF'\n${FIXTURE_SERVER}\nEOF\nnohup node /tmp/fixture.cjs >/tmp/fixture.out 2>&1 &`,
       ]);
+      // The fixture starts in the background: probe each site until it answers (re-running the
+      // probe every time), and fail here, not later in a visit, if it never does.
       for (const port of FIXTURE_PORTS) {
-        const probe = await run([
-          "node",
-          "-e",
-          `fetch("http://127.0.0.1:${port}/probe").then(r=>process.exit(r.ok?0:1),()=>process.exit(1))`,
-        ]);
-        for (let i = 0; i < 20 && probe.exitCode !== 0; i += 1) await new Promise((r) => setTimeout(r, 200));
+        const probe = () =>
+          run([
+            "node",
+            "-e",
+            `fetch("http://127.0.0.1:${port}/probe").then(r=>process.exit(r.ok?0:1),()=>process.exit(1))`,
+          ]);
+        let attempts = 1;
+        while ((await probe()).exitCode !== 0) {
+          if (attempts++ >= 50) throw new Error(`fixture site on port ${port} never answered`);
+          await new Promise((r) => setTimeout(r, 200));
+        }
       }
     }, 180_000);
 
@@ -218,6 +237,71 @@ describe.skipIf(!ENABLED)(
         },
       },
     ];
+
+    /** The gateway's answer to `GET /v1/screen` with this ticket, as the web proxy asks it. */
+    const gatewayStatus = (ticket: string) =>
+      new Promise<number>((resolve, reject) => {
+        const request = http.request({
+          socketPath: path.join(hostRunDir, "gateway.sock"),
+          path: "/v1/screen",
+          headers: { [TICKET_HEADER]: ticket },
+          agent: false,
+          timeout: 10_000,
+        });
+        request.on("response", (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        });
+        request.on("timeout", () => request.destroy(new Error("gateway timed out")));
+        request.on("error", reject);
+        request.end();
+      });
+
+    it("view and control tokens minted for a slot are refused once the slot is reused by another bot", async () => {
+      const desktop = createSupervisedDesktop(unixSocketTransport(path.join(hostRunDir, "supervisor.sock")));
+      const screens = createSupervisedScreens(
+        unixSocketTransport(path.join(hostRunDir, "supervisor.sock")),
+        async () => ({ transport: "unix", socketPath: path.join(hostRunDir, "gateway.sock") }),
+      );
+      const keyring = parseScreenKeys(generateScreenKeys("k1"));
+      const computerId = `cmp_${"v".repeat(20)}`;
+      await screens.configure(gatewayKeysFor(keyring, computerId));
+      const ticketFor = (botId: string, slot: { index: number; generation: number }, policy: ScreenPolicy) =>
+        gatewayTicket(
+          keyring,
+          mintScreenCapability(keyring, {
+            computerId,
+            botId,
+            slot: slot.index,
+            generation: slot.generation,
+            policy,
+            subject: "usr_ver4",
+            ttlMs: 10 * 60_000,
+            now: Date.now(),
+          }).claims,
+        );
+
+      const first = await desktop.observe("tok-a");
+      const old = [ticketFor("tok-a", first.slot, "view"), ticketFor("tok-a", first.slot, "control")];
+      for (const ticket of old) {
+        expect(await screens.check(ticket)).toEqual({ ok: true });
+        expect(await gatewayStatus(ticket)).toBe(200);
+      }
+
+      // Tear down, and another bot takes the same slot (next generation).
+      await desktop.release("tok-a");
+      const next = await desktop.observe("tok-b");
+      expect(next.slot).toEqual({ index: first.slot.index, generation: first.slot.generation + 1 });
+      for (const ticket of old) {
+        expect(await screens.check(ticket)).toEqual({ ok: false, reason: "slot_gone" });
+        expect(await gatewayStatus(ticket)).toBe(410);
+      }
+      // The new bot's own tokens work: the refusal is about the old generation, not the slot.
+      for (const policy of ["view", "control"] as const) {
+        expect(await gatewayStatus(ticketFor("tok-b", next.slot, policy))).toBe(200);
+      }
+      await desktop.release("tok-b");
+    }, 120_000);
 
     for (const transport of transports) {
       it(`runs parallel bot desktops with independent, persistent cookies through ${transport.name}`, async () => {

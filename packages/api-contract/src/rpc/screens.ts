@@ -9,9 +9,13 @@ export const computerScreenUrl = defineContract({
     computerId: z.string().regex(ids.computer),
     botId: z.string().regex(ids.bot),
     policy: z.enum(["view", "control"]),
+    /** The URL's lifetime; at most the deployment's SCREEN_URL_MAX_TTL_SECONDS (else INVALID_INPUT). */
+    ttlSeconds: z.number().int().min(10).optional(),
   }),
   output: z.strictObject({
     url: z.string(),
+    /** The project's embed page for the same capability (SCR-7 reports, sandboxed frame). */
+    embedUrl: z.string(),
     policy: z.enum(["view", "control"]),
     capabilityId: z.string(),
     expiresAt: timestamp,

@@ -65,9 +65,4 @@ export async function mutate<T>(
   }
 }
 
-/** POSIX shell quoting, for showing argv as one command line. */
-export function shellLine(argv: readonly string[]): string {
-  return argv
-    .map((a) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", `'\\''`)}'`))
-    .join(" ");
-}
+export { shellLine } from "../services-internal.ts";

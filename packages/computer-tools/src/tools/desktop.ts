@@ -1,7 +1,7 @@
 /** computer_observe and computer_act (TOOL-1..3): the bot's screen as images and batched input. */
 import type { AgentToolResult } from "@mariozechner/pi-agent-core";
 import type { DesktopAction } from "@rakazo/sandbox";
-import { actOnDesktop, type ObserveResult, observeDesktop } from "@rakazo/services";
+import { actOnDesktop, describeDesktopAction, type ObserveResult, observeDesktop } from "@rakazo/services";
 import { fence, type ToolState } from "../session.ts";
 import { defineTool, mutate, type ToolFactory, text } from "./common.ts";
 
@@ -87,33 +87,13 @@ export const computerAct: ToolFactory = (session, state) =>
           return {
             value,
             activity: {
-              line: `computer_act ${list.map(describeAction).join(", ")} (${result.completed}/${result.total})`,
+              line: `computer_act ${list.map(describeDesktopAction).join(", ")} (${result.completed}/${result.total})`,
               ok: !result.error,
               details: { completed: result.completed, total: result.total },
             },
           };
         },
-        () => ({ line: `computer_act ${list.map(describeAction).join(", ")}` }),
+        () => ({ line: `computer_act ${list.map(describeDesktopAction).join(", ")}` }),
       );
     },
   );
-
-/** One action for the activity line; typed text is never shown (it may be a password). */
-function describeAction(action: DesktopAction): string {
-  switch (action.type) {
-    case "click":
-      return `${action.double ? "double-" : ""}click${action.x !== undefined ? `(${action.x},${action.y})` : ""}`;
-    case "move":
-      return `move(${action.x},${action.y})`;
-    case "drag":
-      return `drag(${action.from.x},${action.from.y}→${action.to.x},${action.to.y})`;
-    case "scroll":
-      return `scroll(${action.dy})`;
-    case "type":
-      return `type(${action.text.length} chars)`;
-    case "key":
-      return `key(${action.keys})`;
-    case "wait":
-      return `wait(${action.ms}ms)`;
-  }
-}

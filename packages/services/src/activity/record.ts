@@ -19,7 +19,8 @@ export const OUTPUT_TAIL_CHARS = 2_000;
 
 export interface CommandActivity {
   readonly computerId: string;
-  readonly botId: string;
+  /** The bot acted on; null for a computer-wide call (an API `computer/exec` without a lease). */
+  readonly botId: string | null;
   readonly runId?: string | null;
   /** The tool that acted: shell, write_file, browser_act, … */
   readonly tool: string;

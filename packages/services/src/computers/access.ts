@@ -14,6 +14,20 @@ export async function requireComputer(
   caller: Caller,
   computerId: string,
 ): Promise<ComputerRow> {
+  const computer = await requireComputerEvenDeleted(ctx, caller, computerId);
+  if (computer.state === "deleted") throw new AppError("NOT_FOUND", "computer not found");
+  return computer;
+}
+
+/**
+ * Like `requireComputer`, but a deleted computer of the caller's own space is returned (for
+ * idempotent deletes). Foreign and never-existing ids are still NOT_FOUND.
+ */
+export async function requireComputerEvenDeleted(
+  ctx: Pick<ServiceContext, "db">,
+  caller: Caller,
+  computerId: string,
+): Promise<ComputerRow> {
   const [row] = await ctx.db
     .select({ computer: computers })
     .from(computers)
@@ -23,7 +37,7 @@ export async function requireComputer(
     )
     .where(eq(computers.id, computerId))
     .limit(1);
-  if (!row || row.computer.state === "deleted") throw new AppError("NOT_FOUND", "computer not found");
+  if (!row) throw new AppError("NOT_FOUND", "computer not found");
   return row.computer;
 }
 

@@ -7,7 +7,7 @@ import type { JobName } from "@rakazo/jobs";
 import { and, eq, inArray } from "drizzle-orm";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
-import { requireComputer } from "./access.ts";
+import { requireComputer, requireComputerEvenDeleted } from "./access.ts";
 import { enqueueOperation, recordOperation } from "./operations.ts";
 import { type ComputerView, toComputerView } from "./view.ts";
 
@@ -68,5 +68,16 @@ export const stopComputer = (ctx: ServiceContext, caller: Caller, input: { compu
 export const startComputer = (ctx: ServiceContext, caller: Caller, input: { computerId: string }) =>
   transition(ctx, caller, input.computerId, "start");
 
-export const deleteComputer = (ctx: ServiceContext, caller: Caller, input: { computerId: string }) =>
-  transition(ctx, caller, input.computerId, "delete");
+/**
+ * Idempotent: deleting a computer of the caller's space that is already deleted succeeds and
+ * returns it (state `deleted`, no new operation). Foreign or unknown ids stay NOT_FOUND.
+ */
+export async function deleteComputer(
+  ctx: ServiceContext,
+  caller: Caller,
+  input: { computerId: string },
+): Promise<ComputerView> {
+  const current = await requireComputerEvenDeleted(ctx, caller, input.computerId);
+  if (current.state === "deleted") return toComputerView(current);
+  return transition(ctx, caller, input.computerId, "delete");
+}

@@ -34,7 +34,10 @@ export async function bootstrapFirstUser(
     await tx.execute(sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK})`);
     const existing = await tx.select({ id: users.id }).from(users).limit(1);
     if (existing.length > 0)
-      throw new AppError("ALREADY_BOOTSTRAPPED", "this installation already has users");
+      throw new AppError(
+        "ALREADY_BOOTSTRAPPED",
+        "this installation already has users: use your API token, or mint one on the server with ./rakazo token create --user <name>",
+      );
     return createUserWithSpace(tx, input);
   });
 }

@@ -13,10 +13,13 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 import { liveControlLease } from "../runs/leases.ts";
 import { viaProvider } from "../sandbox-errors.ts";
-import type { ScreenServiceConfig } from "./config.ts";
+import { DEFAULT_MAX_SCREEN_TTL_MS, DEFAULT_SCREEN_TTL_MS, type ScreenServiceConfig } from "./config.ts";
 
 export interface ScreenUrl {
+  /** The noVNC page itself. */
   readonly url: string;
+  /** The project's embed page for the same capability (for an iframe: reasons, no chrome). */
+  readonly embedUrl: string;
   readonly policy: ScreenPolicy;
   readonly capabilityId: string;
   readonly expiresAt: string;
@@ -44,13 +47,13 @@ export async function configureGateway(
 export async function screenUrl(
   ctx: ServiceContext,
   caller: Caller,
-  input: { computerId: string; botId: string; policy: ScreenPolicy },
+  input: { computerId: string; botId: string; policy: ScreenPolicy; ttlSeconds?: number },
 ): Promise<ScreenUrl> {
   const computer = await requireComputer(ctx, caller, input.computerId);
   await requireBotOnComputer(ctx, computer, input.botId);
   const { config, desktop, screens } = requireScreens(ctx, computer);
   const now = Date.now();
-  let ttlMs = config.ttlMs ?? 15 * 60_000;
+  let ttlMs = lifetime(config, input.ttlSeconds);
   if (input.policy === "control") {
     const lease = await liveControlLease(ctx, { computerId: computer.id, botId: input.botId });
     if (!lease || lease.userId !== caller.userId) {
@@ -86,9 +89,28 @@ export async function screenUrl(
   });
   return {
     url: `${config.webBaseUrl}/screens/${token}/`,
+    embedUrl: `${config.webBaseUrl}/embed/${token}/`,
     policy: input.policy,
     capabilityId: claims.id,
     expiresAt: new Date(claims.expiresAt).toISOString(),
     slot,
   };
+}
+
+/**
+ * The capability's lifetime: the caller's `ttlSeconds`, else the configured default. Asking for
+ * more than the configured maximum is refused (INVALID_INPUT naming the maximum), not quietly
+ * shortened: an embedder must know when its URL stops working. Control URLs are further cut
+ * to the control lease by the caller.
+ */
+function lifetime(config: ScreenServiceConfig, ttlSeconds: number | undefined): number {
+  const maxMs = config.maxTtlMs ?? DEFAULT_MAX_SCREEN_TTL_MS;
+  if (ttlSeconds === undefined) return Math.min(config.ttlMs ?? DEFAULT_SCREEN_TTL_MS, maxMs);
+  if (ttlSeconds * 1000 > maxMs) {
+    throw new AppError("INVALID_INPUT", `ttlSeconds may be at most ${Math.floor(maxMs / 1000)}`, {
+      issues: [{ path: "ttlSeconds", message: `at most ${Math.floor(maxMs / 1000)}` }],
+      maxTtlSeconds: Math.floor(maxMs / 1000),
+    });
+  }
+  return ttlSeconds * 1000;
 }

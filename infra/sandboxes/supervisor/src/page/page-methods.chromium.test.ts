@@ -3,13 +3,15 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSupervisedPageBrowser } from "@rakazo/sandbox";
 import { runPageBrowserContract } from "@rakazo/sandbox/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireTools } from "../../../../../tests/support/tools.ts";
+import { chromiumArgv, planStack } from "../stack-argv.ts";
+import { listeningSocketsOf } from "../testing/listening-sockets.ts";
 import { safeDownloadName } from "./downloads.ts";
 import { createPageMethods } from "./page-methods.ts";
 
@@ -45,32 +47,32 @@ beforeAll(async () => {
   await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   profile = await mkdtemp(join(tmpdir(), "rakazo-page-"));
-  chromium = spawn(
-    CHROMIUM,
-    [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-      "--remote-debugging-address=127.0.0.1",
-      "--remote-debugging-port=0",
-      `--user-data-dir=${profile}`,
-      "about:blank",
-    ],
-    { stdio: ["ignore", "ignore", "pipe"] },
+  // The supervisor's own launch line (stack-argv.ts), headless because no X server runs here:
+  // the BRW-2 case below checks what that line makes Chromium listen on.
+  port = await freeLoopbackPort();
+  const plan = planStack(
+    { runDir: profile, displayBase: 0, debugPortBase: port },
+    { index: 0, generation: 1 },
+    join(profile, "profile"),
   );
-  port = await new Promise<number>((resolve, reject) => {
-    let err = "";
-    chromium.stderr?.on("data", (chunk: Buffer) => {
-      err += chunk.toString();
-      const match = /DevTools listening on ws:\/\/127\.0\.0\.1:(\d+)\//.exec(err);
-      if (match) resolve(Number(match[1]));
-    });
-    chromium.on("exit", () => reject(new Error(`chromium exited: ${err}`)));
+  const [binary, ...args] = chromiumArgv(plan, { freshProfile: true, binary: CHROMIUM });
+  chromium = spawn(binary as string, ["--headless", ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  let err = "";
+  chromium.stderr?.on("data", (chunk: Buffer) => {
+    err = (err + chunk.toString()).slice(-4_000);
   });
+  const deadline = Date.now() + 25_000;
+  while (
+    !(await fetch(`http://127.0.0.1:${port}/json/version`).then(
+      (r) => r.ok,
+      () => false,
+    ))
+  ) {
+    if (chromium.exitCode !== null || Date.now() > deadline) {
+      throw new Error(`chromium did not serve DevTools on the plan's port ${port}: ${err}`);
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
 }, 30_000);
 
 afterAll(async () => {
@@ -84,6 +86,17 @@ afterAll(async () => {
   // Chromium's helper processes may still be finishing writes into the profile for a moment.
   if (profile) await rm(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
+
+/** IPv4 127.0.0.0/8 or IPv6 ::1, in network byte order. */
+const LOOPBACK = /^(7F[0-9A-F]{6}|0{30}01)$/;
+
+async function freeLoopbackPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((done) => probe.listen(0, "127.0.0.1", done));
+  const { port: free } = probe.address() as AddressInfo;
+  await new Promise((done) => probe.close(done));
+  return free;
+}
 
 const methods = () => createPageMethods({ debuggingPortFor: () => port, navigationTimeoutMs: 1_500 });
 
@@ -142,8 +155,10 @@ describe.skipIf(downloads.skip)(downloads.title, () => {
 const methodsGate = requireTools("page methods on real Chromium", [CHROMIUM]);
 describe.skipIf(methodsGate.skip)(methodsGate.title, () => {
   it("binds the debugging port to loopback only (BRW-2)", async () => {
-    const res = await fetch(`http://127.0.0.1:${port}/json/version`);
-    expect(res.ok).toBe(true);
+    // Every TCP listener of the Chromium started from the supervisor's argv, read from /proc.
+    const listeners = await listeningSocketsOf(chromium.pid as number);
+    expect(listeners.map((l) => l.port)).toContain(port);
+    for (const listener of listeners) expect(listener.address, `port ${listener.port}`).toMatch(LOOPBACK);
   });
 
   // Needs the page's own script, so it is not in the shared contract (the emulator runs none).
