@@ -47,6 +47,7 @@ describe.skipIf(unavailable !== undefined)("a computer cannot steer the host int
   let victimTicket = "";
   let victimSupervisor = "";
   let victimGateway = "";
+  let victimFilesBefore = "";
   const victimMaster = randomBytes(32);
   const attackerMaster = randomBytes(32);
 
@@ -56,6 +57,8 @@ describe.skipIf(unavailable !== undefined)("a computer cannot steer the host int
     return result.stdout;
   };
   /** The victim's desktops, asked through the command path (docker exec), not the host sockets. */
+  /** Every path in the victim's home, except its browser profile's churn. */
+  const victimFiles = () => exec(victim, "find . -path ./.browser-profiles -prune -o -print | sort");
   const victimBots = async () => {
     const out = await exec(victim, "rakazo-supervisor desktop.list '{}'");
     const answer = JSON.parse(out.trim().split("\n").at(-1) ?? "{}") as {
@@ -99,6 +102,7 @@ describe.skipIf(unavailable !== undefined)("a computer cannot steer the host int
       victim,
       "echo victim-secret > secret.txt && mkdir -p private && echo deep > private/notes.txt",
     );
+    victimFilesBefore = await victimFiles();
 
     // The attacker's computer knows the victim's host paths (mountinfo + the id's hash); here the
     // test simply finds them. Its own supervisor must be up before its sockets are replaced.
@@ -206,6 +210,8 @@ describe.skipIf(unavailable !== undefined)("a computer cannot steer the host int
     const packed = (await readAll(archive)).toString("latin1");
     expect(packed).not.toContain("victim-secret");
     expect(packed).not.toContain("notes.txt");
+    // Nothing appeared in (or left) the victim's home during any of the attempts.
+    expect(await victimFiles()).toBe(victimFilesBefore);
     expect(await victimBots()).toEqual(["bot_victim"]);
   });
 });
