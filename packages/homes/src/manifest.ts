@@ -4,9 +4,8 @@
  * checkpoint is skipped. It costs one lstat per entry.
  */
 import { createHash } from "node:crypto";
-import { lstat, readdir } from "node:fs/promises";
-import { join } from "node:path";
-import type { ArchiveExclude } from "@rakazo/sandbox";
+import { type FileHandle, lstat, readdir } from "node:fs/promises";
+import { type ArchiveExclude, DIRECTORY_NO_FOLLOW, fdPath, openBeneath, openChild } from "@rakazo/sandbox";
 
 export interface HomeManifest {
   readonly digest: string;
@@ -18,27 +17,29 @@ export async function computeManifest(dir: string, exclude?: ArchiveExclude): Pr
   const hash = createHash("sha256");
   let files = 0;
   let bytes = 0;
-  const walk = async (rel: string): Promise<void> => {
-    let names: string[];
-    try {
-      names = await readdir(rel === "" ? dir : join(dir, rel));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT" && rel === "") return;
-      throw error;
-    }
-    names.sort();
+  // Each directory is walked through its open descriptor (never by path), so a directory the
+  // computer swaps for a symlink meanwhile is not followed into another tree.
+  const walk = async (handle: FileHandle, rel: string): Promise<void> => {
+    const names = (await readdir(fdPath(handle))).sort();
     const infos = await Promise.all(
-      names.map(async (name) => {
-        const path = rel === "" ? name : `${rel}/${name}`;
-        return { path, info: await lstat(join(dir, path), { bigint: true }).catch(() => undefined) };
-      }),
+      names.map(async (name) => ({
+        name,
+        path: rel === "" ? name : `${rel}/${name}`,
+        info: await lstat(fdPath(handle, name), { bigint: true }).catch(() => undefined),
+      })),
     );
-    for (const { path, info } of infos) {
+    for (const { name, path, info } of infos) {
       if (!info) continue;
       if (info.isDirectory()) {
         if (exclude?.(path, "directory")) continue;
-        hash.update(`d ${path} ${info.mode}\n`);
-        await walk(path);
+        const child = await openChild(handle, name, DIRECTORY_NO_FOLLOW).catch(() => undefined);
+        if (!child) continue; // replaced or removed meanwhile
+        try {
+          hash.update(`d ${path} ${info.mode}\n`);
+          await walk(child, path);
+        } finally {
+          await child.close();
+        }
       } else if (info.isFile()) {
         if (exclude?.(path, "file")) continue;
         files += 1;
@@ -47,6 +48,18 @@ export async function computeManifest(dir: string, exclude?: ArchiveExclude): Pr
       }
     }
   };
-  await walk("");
+  let root: FileHandle;
+  try {
+    root = await openBeneath(dir, "", DIRECTORY_NO_FOLLOW);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT")
+      return { digest: hash.digest("hex"), files, bytes };
+    throw error;
+  }
+  try {
+    await walk(root, "");
+  } finally {
+    await root.close();
+  }
   return { digest: hash.digest("hex"), files, bytes };
 }

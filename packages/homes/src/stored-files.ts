@@ -1,12 +1,18 @@
 /**
  * FIL-1: browsing and text preview of a stored workspace on the host. The home may come from a
- * Docker container (untrusted content), so nothing here follows a symlink: every component of
- * the path is lstat-ed and the file is opened with O_NOFOLLOW.
+ * Docker container (untrusted content, possibly running), so nothing here follows a symlink:
+ * every component is opened beneath its parent's descriptor with O_NOFOLLOW (openBeneath).
  */
-import { constants } from "node:fs";
-import { lstat, open, readdir } from "node:fs/promises";
-import { join } from "node:path";
-import { type FileEntry, isSandboxError, normalizeWorkspacePath } from "@rakazo/sandbox";
+import { type FileHandle, lstat, readdir } from "node:fs/promises";
+import {
+  DIRECTORY_NO_FOLLOW,
+  FILE_NO_FOLLOW,
+  type FileEntry,
+  fdPath,
+  isSandboxError,
+  normalizeWorkspacePath,
+  openBeneath,
+} from "@rakazo/sandbox";
 import { HomeStoreError } from "./errors.ts";
 
 function relPath(path: string): string {
@@ -18,54 +24,48 @@ function relPath(path: string): string {
   }
 }
 
-/** Resolves `rel` under `root` without following links; every parent must be a real directory. */
-async function resolveNoFollow(root: string, rel: string): Promise<string> {
-  let current = root;
-  for (const part of rel === "" ? [] : rel.split("/")) {
-    const parent = await lstat(current).catch(() => undefined);
-    if (!parent?.isDirectory()) throw new HomeStoreError("FILE_NOT_FOUND", `${rel} does not exist`);
-    current = join(current, part);
+/** Opens `rel` beneath `root` without following a symlink at any component (no check-then-open race). */
+async function openNoFollow(root: string, rel: string, flags: number, what: string): Promise<FileHandle> {
+  try {
+    return await openBeneath(root, rel, flags);
+  } catch {
+    throw new HomeStoreError("FILE_NOT_FOUND", `${rel || "/"} ${what}`);
   }
-  return current;
 }
 
 export async function listHomeFiles(root: string, path: string): Promise<FileEntry[]> {
   const rel = relPath(path);
-  const dir = await resolveNoFollow(root, rel);
-  const info = await lstat(dir).catch(() => undefined);
-  if (!info?.isDirectory()) throw new HomeStoreError("FILE_NOT_FOUND", `${rel || "/"} is not a directory`);
-  const names = (await readdir(dir)).sort();
-  const entries: FileEntry[] = [];
-  for (const name of names) {
-    const entry = await lstat(join(dir, name)).catch(() => undefined);
-    if (!entry) continue;
-    entries.push({
-      path: rel === "" ? name : `${rel}/${name}`,
-      name,
-      type: entry.isDirectory()
-        ? "directory"
-        : entry.isFile()
-          ? "file"
-          : entry.isSymbolicLink()
-            ? "symlink"
-            : "other",
-      size: entry.isFile() ? entry.size : 0,
-      modifiedAt: entry.mtime,
-    });
+  const dir = await openNoFollow(root, rel, DIRECTORY_NO_FOLLOW, "is not a directory");
+  try {
+    const names = (await readdir(fdPath(dir))).sort();
+    const entries: FileEntry[] = [];
+    for (const name of names) {
+      const entry = await lstat(fdPath(dir, name)).catch(() => undefined);
+      if (!entry) continue;
+      entries.push({
+        path: rel === "" ? name : `${rel}/${name}`,
+        name,
+        type: entry.isDirectory()
+          ? "directory"
+          : entry.isFile()
+            ? "file"
+            : entry.isSymbolicLink()
+              ? "symlink"
+              : "other",
+        size: entry.isFile() ? entry.size : 0,
+        modifiedAt: entry.mtime,
+      });
+    }
+    return entries;
+  } finally {
+    await dir.close();
   }
-  return entries;
 }
 
 export async function readHomeFile(root: string, path: string, maxBytes: number): Promise<Buffer> {
   const rel = relPath(path);
   if (rel === "") throw new HomeStoreError("FILE_NOT_FOUND", "the workspace root is a directory");
-  const file = await resolveNoFollow(root, rel);
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    throw new HomeStoreError("FILE_NOT_FOUND", `${rel} does not exist`);
-  }
+  const handle = await openNoFollow(root, rel, FILE_NO_FOLLOW, "does not exist");
   try {
     const info = await handle.stat();
     if (!info.isFile()) throw new HomeStoreError("FILE_NOT_FOUND", `${rel} is not a file`);

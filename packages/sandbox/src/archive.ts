@@ -4,13 +4,14 @@
  * a fresh staging directory, and only then swaps it into place, so a refused archive leaves the
  * previous contents untouched.
  */
-import { createReadStream, createWriteStream } from "node:fs";
-import { lchown, lstat, mkdir, readdir, rename, rm } from "node:fs/promises";
+import { createWriteStream } from "node:fs";
+import { type FileHandle, lchown, lstat, mkdir, readdir, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import tar from "tar-stream";
 import { SandboxError } from "./errors.ts";
+import { DIRECTORY_NO_FOLLOW, FILE_NO_FOLLOW, fdPath, openBeneath, openChild } from "./no-follow.ts";
 
 export interface ArchiveLimits {
   readonly maxEntries: number;
@@ -63,12 +64,21 @@ export function archiveEntryPath(name: string): string {
   return parts.join("/");
 }
 
-/** Packs `dir` (without following symlinks; only directories and regular files). */
+/**
+ * Packs `dir` (only directories and regular files). The tree may be a running computer's home:
+ * every entry is opened beneath its parent's descriptor with `O_NOFOLLOW` (./no-follow.ts), so
+ * a symlink swapped in at any moment is skipped, never followed into another tree.
+ */
 export function packDirectory(dir: string, options: PackOptions = {}): Readable {
   const pack = tar.pack();
   void (async () => {
     try {
-      await packInto(pack, dir, "", options.exclude);
+      const root = await openBeneath(dir, "", DIRECTORY_NO_FOLLOW);
+      try {
+        await packInto(pack, root, "", options.exclude);
+      } finally {
+        await root.close();
+      }
       pack.finalize();
     } catch (error) {
       pack.destroy(error as Error);
@@ -77,34 +87,63 @@ export function packDirectory(dir: string, options: PackOptions = {}): Readable 
   return pack as unknown as Readable;
 }
 
+/** Errors of an entry that was replaced or removed while packing: skipped, like a symlink. */
+const SWAPPED = new Set(["ELOOP", "ENOTDIR", "ENOENT", "ENXIO"]);
+
+async function openEntry(dir: FileHandle, name: string, flags: number): Promise<FileHandle | undefined> {
+  try {
+    return await openChild(dir, name, flags);
+  } catch (error) {
+    if (SWAPPED.has((error as NodeJS.ErrnoException).code ?? "")) return undefined;
+    throw error;
+  }
+}
+
 async function packInto(
   pack: tar.Pack,
-  root: string,
+  dir: FileHandle,
   rel: string,
   exclude: ArchiveExclude | undefined,
 ): Promise<void> {
-  const entries = await readdir(join(root, rel), { withFileTypes: true });
+  const entries = await readdir(fdPath(dir), { withFileTypes: true });
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
     const relPath = rel === "" ? entry.name : `${rel}/${entry.name}`;
-    const full = join(root, relPath);
-    const info = await lstat(full);
-    if (info.isDirectory()) {
-      if (exclude?.(relPath, "directory")) continue;
-      pack.entry({ name: `${relPath}/`, type: "directory", mode: info.mode & 0o7777, mtime: info.mtime });
-      await packInto(pack, root, relPath, exclude);
-    } else if (info.isFile()) {
-      if (exclude?.(relPath, "file")) continue;
-      const sink = pack.entry({
-        name: relPath,
-        type: "file",
-        size: info.size,
-        mode: info.mode & 0o7777,
-        mtime: info.mtime,
-      });
-      await pipeline(createReadStream(full), sink);
-    }
     // Symlinks, sockets, devices and FIFOs are not part of a portable workspace.
+    if (!entry.isDirectory() && !entry.isFile()) continue;
+    if (exclude?.(relPath, entry.isDirectory() ? "directory" : "file")) continue;
+    // The type is checked again on the open descriptor: the name may have changed meanwhile.
+    const handle = await openEntry(
+      dir,
+      entry.name,
+      entry.isDirectory() ? DIRECTORY_NO_FOLLOW : FILE_NO_FOLLOW,
+    );
+    if (!handle) continue;
+    try {
+      const info = await handle.stat();
+      if (info.isDirectory()) {
+        if (exclude?.(relPath, "directory")) continue;
+        pack.entry({ name: `${relPath}/`, type: "directory", mode: info.mode & 0o7777, mtime: info.mtime });
+        await packInto(pack, handle, relPath, exclude);
+      } else if (info.isFile()) {
+        if (exclude?.(relPath, "file")) continue;
+        const sink = pack.entry({
+          name: relPath,
+          type: "file",
+          size: info.size,
+          mode: info.mode & 0o7777,
+          mtime: info.mtime,
+        });
+        // Bounded to the size in the header: a file growing meanwhile cannot overrun its entry.
+        const content =
+          info.size === 0
+            ? Readable.from([])
+            : handle.createReadStream({ start: 0, end: info.size - 1, autoClose: false });
+        await pipeline(content, sink);
+      }
+    } finally {
+      await handle.close();
+    }
   }
 }
 

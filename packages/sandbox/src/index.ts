@@ -1,5 +1,6 @@
 export * from "./archive.ts";
 export * from "./errors.ts";
+export { DIRECTORY_NO_FOLLOW, FILE_NO_FOLLOW, fdPath, openBeneath, openChild } from "./no-follow.ts";
 export { normalizeWorkspacePath } from "./paths.ts";
 export * from "./provider.ts";
 /** Who a Docker computer runs as: the owner its bind-mounted home must have (PRV-5). */

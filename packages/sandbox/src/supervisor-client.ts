@@ -92,16 +92,28 @@ export interface UnixSocketTransportOptions {
   readonly startSupervisor?: () => Promise<void>;
 }
 
+/**
+ * `socketPath` may be a resolver, called before every attempt (Docker: a verified link to the
+ * computer's socket); its errno `ENOENT` counts as "not listening", its `SandboxError`s (a
+ * refused socket) end the call.
+ */
 export function unixSocketTransport(
-  socketPath: string,
+  socketPath: string | (() => Promise<string>),
   options: UnixSocketTransportOptions = {},
 ): SupervisorTransport {
   const timeoutMs = options.timeoutMs ?? 120_000;
+  const post = async (method: string, params: unknown) =>
+    postOverSocket(
+      typeof socketPath === "string" ? socketPath : await socketPath(),
+      method,
+      params,
+      timeoutMs,
+    );
   return {
     async call(method, params) {
       let answer: unknown;
       try {
-        answer = await postOverSocket(socketPath, method, params, timeoutMs);
+        answer = await post(method, params);
       } catch (error) {
         if (error instanceof SandboxError) throw error;
         const code = (error as NodeJS.ErrnoException).code ?? "";
@@ -115,7 +127,8 @@ export function unixSocketTransport(
           );
         }
         await options.startSupervisor();
-        answer = await postOverSocket(socketPath, method, params, timeoutMs).catch((retryError: Error) => {
+        answer = await post(method, params).catch((retryError: Error) => {
+          if (retryError instanceof SandboxError) throw retryError;
           throw new SandboxError(
             "DESKTOP_UNAVAILABLE",
             `${method}: supervisor unreachable after start (${retryError.message})`,

@@ -6,10 +6,15 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type Docker from "dockerode";
 import { SandboxError } from "../../errors.ts";
+import { COMPUTER_SIDE } from "./host-sockets.ts";
 
 /** Where the workspace (the Rakazo-owned home, PER-1) is mounted inside the computer. */
 export const WORKSPACE_DIR = "/home/user/rakazo-home";
-/** Where the supervisor keeps its Unix sockets (`supervisor.sock`, `vnc/`); bind-mounted from the host. */
+/**
+ * Where the supervisor keeps its Unix sockets (`supervisor.sock`, `gateway.sock`, `vnc/`);
+ * bind-mounted from `<dataDir>/run/<slug>/computer`. The host never connects there directly
+ * (host-sockets.ts).
+ */
 export const RUNTIME_DIR = "/run/rakazo";
 /** The workspace user of the computer image. Every exec and file operation runs as this user. */
 export const WORKSPACE_UID = 1000;
@@ -54,12 +59,19 @@ export function containerName(prefix: string, computerId: string): string {
 export interface HostPaths {
   /** `<dataDir>/homes/<homeKey>`: the workspace, owned by the home store (PER-3). */
   readonly homeDir: string;
-  /** `<dataDir>/run/<slug>`: the computer's runtime dir (supervisor and VNC sockets). */
+  /** `<dataDir>/run/<slug>`: host-owned, never mounted; holds the host's links to the computer's sockets. */
   readonly runDir: string;
+  /** `<runDir>/computer`: the computer's `/run/rakazo` (supervisor, gateway and VNC sockets), writable by it. */
+  readonly computerRunDir: string;
 }
 
 export function hostPaths(dataDir: string, computerId: string, homeKey: string): HostPaths {
-  return { homeDir: join(dataDir, "homes", homeKeySegment(homeKey)), runDir: runDirFor(dataDir, computerId) };
+  const runDir = runDirFor(dataDir, computerId);
+  return {
+    homeDir: join(dataDir, "homes", homeKeySegment(homeKey)),
+    runDir,
+    computerRunDir: join(runDir, COMPUTER_SIDE),
+  };
 }
 
 export function runDirFor(dataDir: string, computerId: string): string {
@@ -125,7 +137,7 @@ export function containerCreateOptions(input: ContainerSpecInput): Docker.Contai
       AutoRemove: false,
       Mounts: [
         { Type: "bind", Source: input.paths.homeDir, Target: WORKSPACE_DIR, ReadOnly: false },
-        { Type: "bind", Source: input.paths.runDir, Target: RUNTIME_DIR, ReadOnly: false },
+        { Type: "bind", Source: input.paths.computerRunDir, Target: RUNTIME_DIR, ReadOnly: false },
       ],
     },
   };

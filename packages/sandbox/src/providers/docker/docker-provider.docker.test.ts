@@ -200,7 +200,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
       await expect(lstat(join(dataDir, "run", computerSlug(first.computerId)))).rejects.toThrow();
     });
 
-    it("exposes /run/rakazo from the host for the supervisor's sockets", async () => {
+    it("exposes /run/rakazo from the host's run dir/computer, the run dir itself staying the host's (issue 10)", async () => {
       const { computerId, sandbox } = await provision();
       const made = await sandbox.exec({
         argv: [
@@ -210,9 +210,17 @@ describe.skipIf(gate.skip)(gate.title, () => {
         ],
       });
       expect(made.exitCode).toBe(0);
-      const hostSock = join(dataDir, "run", computerSlug(computerId), "probe.sock");
+      const runDir = join(dataDir, "run", computerSlug(computerId));
+      const hostSock = join(runDir, "computer", "probe.sock");
       expect((await lstat(hostSock)).isSocket()).toBe(true);
       expect(Buffer.byteLength(hostSock)).toBeLessThan(108);
+      // Where the host links the sockets it connects to: ours, and not writable from the computer.
+      const owned = await lstat(runDir);
+      expect([owned.uid, owned.mode & 0o022]).toEqual([process.getuid?.(), 0]);
+      const write = await sandbox.exec({
+        argv: ["sh", "-c", "touch /run/x 2>/dev/null; ls -a /run/rakazo/.."],
+      });
+      expect(write.stdout).not.toContain("computer");
     });
 
     it("refuses symlinks that leave the workspace", async () => {
@@ -285,7 +293,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
       const computerId = `cmp_${randomBytes(5).toString("hex")}`;
       const { ref } = await own.provider.provision({ computerId, homeKey: computerId, mode: "team" });
       touched.push(ref);
-      const socket = join(own.dataDir, "run", computerSlug(computerId), "supervisor.sock");
+      const socket = join(own.dataDir, "run", computerSlug(computerId), "computer", "supervisor.sock");
       const deadline = Date.now() + 15_000;
       while (
         Date.now() < deadline &&

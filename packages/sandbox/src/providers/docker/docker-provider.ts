@@ -4,7 +4,8 @@
  * workspace and a per-computer runtime directory for the supervisor's Unix sockets.
  * Invariants are listed in README.md beside this file.
  */
-import { chown, mkdir, rm } from "node:fs/promises";
+import { chown, lstat, mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
 import Docker from "dockerode";
 import { SandboxError } from "../../errors.ts";
 import { normalizeWorkspacePath } from "../../paths.ts";
@@ -37,6 +38,7 @@ import {
   WORKSPACE_UID,
 } from "./container-spec.ts";
 import { mapDockerError, runExec } from "./docker-exec.ts";
+import { COMPUTER_SIDE, exposeSocket, type HostSocketName, prepareRunDir } from "./host-sockets.ts";
 import { createWorkspaceFiles } from "./workspace-files.ts";
 
 /** What a desktop implementation (the supervisor client) gets to reach one computer. */
@@ -44,8 +46,18 @@ export interface DockerDesktopContext {
   readonly ref: string;
   /** Runs a command in the computer as the workspace user (the command path remote providers use). */
   exec(request: ExecRequest): Promise<ExecResult>;
-  /** Host path of the computer's `/run/rakazo` (the supervisor's `supervisor.sock`, `vnc/`). */
+  /**
+   * Host path of the computer's `/run/rakazo`. The computer writes there: anything in it may be
+   * a planted symlink, so the host never connects through it (tests may, to their own computer).
+   */
   hostRuntimeDir(): Promise<string>;
+  /**
+   * Host path to connect to for the computer's `supervisor.sock` / `gateway.sock`: a verified
+   * hard link in the host-owned run dir (host-sockets.ts). `DESKTOP_UNAVAILABLE` when the
+   * computer's socket is not a socket (e.g. a symlink to another computer's); errno `ENOENT`
+   * when it has none yet.
+   */
+  hostSocket(name: HostSocketName): Promise<string>;
 }
 
 export interface DockerProviderOptions {
@@ -95,12 +107,18 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     }
   };
 
-  /** Host directories must exist (and belong to the workspace user) before the container starts. */
+  /**
+   * Host directories must exist before the container starts: the home (owner: the workspace
+   * user) and the run dir (host-owned, with the computer's side owned by the workspace user).
+   */
   const prepareHostDirs = async (paths: HostPaths): Promise<void> => {
-    for (const dir of [paths.homeDir, paths.runDir]) {
-      await mkdir(dir, { recursive: true, mode: 0o755 });
-      await chown(dir, WORKSPACE_UID, WORKSPACE_GID);
+    await mkdir(paths.homeDir, { recursive: true, mode: 0o755 });
+    // The home is a mount source the computer cannot replace, but never chown through a link.
+    if (!(await lstat(paths.homeDir)).isDirectory()) {
+      throw new SandboxError("SANDBOX_PROVIDER_ERROR", `${paths.homeDir} is not a directory`);
     }
+    await chown(paths.homeDir, WORKSPACE_UID, WORKSPACE_GID);
+    await prepareRunDir(paths.runDir, { uid: WORKSPACE_UID, gid: WORKSPACE_GID });
   };
 
   /** Starts (or unpauses) a container of this computer; `null` when it cannot be used again. */
@@ -111,8 +129,15 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
   ): Promise<string | null> => {
     const labels = info.Config.Labels ?? {};
     if (labels[keys.computer] !== request.computerId) return null;
-    if (labels[keys.home] !== request.homeKey || info.State.Dead || info.State.Status === "removing") {
-      // Mounts the wrong home or cannot start again: replace it.
+    const runMount = info.Mounts.find((m) => m.Destination === RUNTIME_DIR && m.Type === "bind");
+    if (
+      labels[keys.home] !== request.homeKey ||
+      runMount?.Source !== paths.computerRunDir ||
+      info.State.Dead ||
+      info.State.Status === "removing"
+    ) {
+      // Mounts the wrong home, has an older run dir layout (the whole run dir writable by the
+      // computer) or cannot start again: replace it.
       log({ event: "docker.container.discarded", computerId: request.computerId, containerId: info.Id });
       await docker
         .getContainer(info.Id)
@@ -272,38 +297,35 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
         exec,
         files: createWorkspaceFiles(docker, ref),
       };
+      /** The computer's run dirs, from the engine's record of its mount (never from the computer). */
+      const runDirs = async (): Promise<{ computerRunDir: string; runDir: string; computerId: string }> => {
+        const info = await inspect(ref);
+        if (!info) throw new SandboxError("SANDBOX_GONE", `container ${ref} does not exist`);
+        const computerId = info.Config.Labels?.[keys.computer] ?? "";
+        const expected = computerId ? join(runDirFor(options.dataDir, computerId), COMPUTER_SIDE) : "";
+        const mount = info.Mounts.find((m) => m.Destination === RUNTIME_DIR && m.Type === "bind");
+        if (!mount || mount.Source !== expected) {
+          throw new SandboxError(
+            "SANDBOX_PROVIDER_ERROR",
+            `container ${ref} does not mount its own run dir at ${RUNTIME_DIR} (provision it again)`,
+          );
+        }
+        return { computerRunDir: mount.Source, runDir: runDirFor(options.dataDir, computerId), computerId };
+      };
       const context: DockerDesktopContext = {
         ref,
         exec,
-        hostRuntimeDir: async () => {
-          const info = await inspect(ref);
-          if (!info) throw new SandboxError("SANDBOX_GONE", `container ${ref} does not exist`);
-          const mount = info.Mounts.find((m) => m.Destination === RUNTIME_DIR && m.Type === "bind");
-          if (!mount) {
-            throw new SandboxError("SANDBOX_PROVIDER_ERROR", `container ${ref} has no ${RUNTIME_DIR} mount`);
-          }
-          return mount.Source;
+        hostRuntimeDir: async () => (await runDirs()).computerRunDir,
+        hostSocket: async (name) => {
+          const { runDir, computerId } = await runDirs();
+          return exposeSocket(runDir, name, (reason) =>
+            log({ event: "docker.socket.refused", computerId, containerId: ref, socket: name, reason }),
+          );
         },
       };
       if (options.screens) handle.screens = options.screens(context);
       if (options.pageBrowser) handle.pageBrowser = options.pageBrowser(context);
-      if (options.desktop) {
-        handle.desktop = options.desktop({
-          ref,
-          exec,
-          hostRuntimeDir: async () => {
-            const info = await inspect(ref);
-            if (!info) throw new SandboxError("SANDBOX_GONE", `container ${ref} does not exist`);
-            const mount = info.Mounts.find((m) => m.Destination === RUNTIME_DIR && m.Type === "bind");
-            if (!mount)
-              throw new SandboxError(
-                "SANDBOX_PROVIDER_ERROR",
-                `container ${ref} has no ${RUNTIME_DIR} mount`,
-              );
-            return mount.Source;
-          },
-        });
-      }
+      if (options.desktop) handle.desktop = options.desktop(context);
       return handle;
     },
   };

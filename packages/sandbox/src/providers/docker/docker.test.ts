@@ -51,13 +51,14 @@ describe("containerCreateOptions", () => {
     expect(options.HostConfig?.Privileged).toBeUndefined();
   });
 
-  it("bind-mounts the home as the workspace and the runtime dir, nothing else (PRV-5)", () => {
+  it("bind-mounts the home as the workspace and the run dir's computer side, nothing else (PRV-5, issue 10)", () => {
     const mounts = spec().HostConfig?.Mounts;
     expect(mounts).toEqual([
       { Type: "bind", Source: "/var/lib/rakazo/homes/home_123", Target: WORKSPACE_DIR, ReadOnly: false },
       {
         Type: "bind",
-        Source: `/var/lib/rakazo/run/${computerSlug("cmp_123")}`,
+        // Only the `computer/` child: the run dir itself (where the host links sockets) is never mounted.
+        Source: `/var/lib/rakazo/run/${computerSlug("cmp_123")}/computer`,
         Target: RUNTIME_DIR,
         ReadOnly: false,
       },
@@ -101,9 +102,10 @@ describe("containerCreateOptions", () => {
 describe("host paths", () => {
   it("keeps socket paths short whatever the computer id", () => {
     const id = `cmp_${"x".repeat(500)}`;
-    const { runDir } = hostPaths("/var/lib/rakazo", id, "h");
+    const { runDir, computerRunDir } = hostPaths("/var/lib/rakazo", id, "h");
     expect(runDir).toBe(`/var/lib/rakazo/run/${computerSlug(id)}`);
-    expect(Buffer.byteLength(`${runDir}/vnc/vnc-123-45.sock`)).toBeLessThan(80);
+    expect(computerRunDir).toBe(`${runDir}/computer`);
+    expect(Buffer.byteLength(`${computerRunDir}/vnc/vnc-123-45.sock`)).toBeLessThan(80);
     expect(computerSlug(id)).not.toBe(computerSlug(`${id}y`));
   });
 

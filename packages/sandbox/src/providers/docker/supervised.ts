@@ -3,7 +3,6 @@
  * through its Unix socket in the bind-mounted run dir ("Docker supervision", CMP-8), started
  * on demand through the command path if the daemon is not listening yet.
  */
-import { join } from "node:path";
 import Docker from "dockerode";
 import type { SandboxProvider } from "../../provider.ts";
 import type { DockerProviderConfig } from "../../registry.ts";
@@ -17,21 +16,18 @@ import {
 } from "../../supervisor-client.ts";
 import { createDockerProvider, type DockerDesktopContext } from "./docker-provider.ts";
 
-/** Resolves the socket path on first use (the provider hands it out asynchronously). */
+/**
+ * Every call re-resolves the socket through `hostSocket` (a verified link in the host-owned run
+ * dir, host-sockets.ts), so a supervisor that restarted is found again and a socket the
+ * computer replaced by a symlink is refused on the next call.
+ */
 function supervisorTransport(context: DockerDesktopContext): SupervisorTransport {
-  let transport: Promise<SupervisorTransport> | undefined;
-  const resolve = () => {
-    transport ??= context.hostRuntimeDir().then((dir) =>
-      unixSocketTransport(join(dir, "supervisor.sock"), {
-        // The CLI starts the daemon when it is not running, then answers `health`.
-        startSupervisor: async () => {
-          await context.exec({ argv: [...SUPERVISOR_CLI_COMMAND, "health", "{}"], timeoutMs: 30_000 });
-        },
-      }),
-    );
-    return transport;
-  };
-  return { call: async (method, params) => (await resolve()).call(method, params) };
+  return unixSocketTransport(() => context.hostSocket("supervisor.sock"), {
+    // The CLI starts the daemon when it is not running, then answers `health`.
+    startSupervisor: async () => {
+      await context.exec({ argv: [...SUPERVISOR_CLI_COMMAND, "health", "{}"], timeoutMs: 30_000 });
+    },
+  });
 }
 
 export function createSupervisedDockerProvider(config: DockerProviderConfig): SandboxProvider {
@@ -45,11 +41,13 @@ export function createSupervisedDockerProvider(config: DockerProviderConfig): Sa
     desktop: (context) => createSupervisedDesktop(supervisorTransport(context)),
     // The bot's visible Chromium tab through the supervisor's page methods (BRW-1).
     pageBrowser: (context) => createSupervisedPageBrowser(supervisorTransport(context)),
-    // One gateway per computer, on a Unix socket in the bind-mounted run dir (SCR-1).
+    // One gateway per computer, on a Unix socket in the bind-mounted run dir (SCR-1), handed out
+    // as its verified link in the host-owned run dir.
     screens: (context) =>
       createSupervisedScreens(supervisorTransport(context), async () => ({
         transport: "unix",
-        socketPath: join(await context.hostRuntimeDir(), "gateway.sock"),
+        // Host-owned path: the web proxy connects to it without resolving anything of the computer's.
+        socketPath: await context.hostSocket("gateway.sock"),
       })),
   });
 }
