@@ -112,6 +112,7 @@ export async function createTestSystem(
         userName: label,
         spaceName: `${label}'s space`,
         botName: `${label}-bot`,
+        providerKind: provider.kind,
       });
     },
     async close() {

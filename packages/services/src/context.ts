@@ -22,6 +22,8 @@ export interface ServiceContext {
   readonly runHooks?: RunHooks;
   /** Screen capabilities (SCR-2, SCR-4): keys and the web service's public URL; optional. */
   readonly screens?: ScreenServiceConfig;
+  /** How long a first use of an unprovisioned Team Computer waits for its machine (CMP-1). */
+  readonly firstUseWaitMs?: number;
 }
 
 /** An authenticated user, as resolved from a bearer token. */

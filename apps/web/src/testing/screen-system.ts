@@ -85,6 +85,7 @@ export async function startScreenSystem(options: {
         userName: label,
         spaceName: `${label}'s space`,
         botName: `${label}-bot`,
+        providerKind: options.provider.kind,
       }),
     async runningComputer(spaceId, token) {
       const created = await rpc("computer/create", { spaceId }, token);
