@@ -5,6 +5,7 @@ import { createTestSystem, runningComputer, type TestSystem } from "../../../tes
 import { type ContactsApp, startContactsApp } from "./scenarios/contacts-app.ts";
 import { expectContactsExportRecorded } from "./scenarios/contacts-export.expect.ts";
 import { runContactsExportScenario } from "./scenarios/contacts-export.ts";
+import { resolveForBot } from "./services-internal.ts";
 
 let system: TestSystem;
 let app: ContactsApp;
@@ -48,6 +49,7 @@ it("replays the contacts export: navigate, snapshot, export, check the CSV, writ
     runId: run.id,
     botId: tenant.botId,
     result,
-    read: async (path) => new TextDecoder().decode(await files.read(path)),
+    read: async (path) =>
+      new TextDecoder().decode(await files.read(resolveForBot({ mode: "team" }, tenant.botId, path))),
   });
 });

@@ -2,9 +2,8 @@
  * Fenced workspace file verbs for the agent's file tools (TOOL-1). Paths are relative to the
  * bot's folder (`bots/<bot-id>/` on a Team Computer, the workspace root on a Private one; CMP-1).
  */
-import { posix } from "node:path";
 import type { FileEntry } from "@rakazo/sandbox";
-import { botFolder, ensureBotFolder, resolveForBot } from "../computers/bot-folders.ts";
+import { ensureBotFolder, pathForBot, resolveForBot } from "../computers/bot-folders.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { viaProvider } from "../sandbox-errors.ts";
 import { type FencedTarget, fencedMachine } from "./fenced.ts";
@@ -43,6 +42,5 @@ export async function listAgentFiles(
   await ensureBotFolder(sandbox, computer, input.botId);
   const entries = await viaProvider(() => sandbox.files.list(path));
   // Entries name paths the way the bot names them: relative to its folder.
-  const folder = botFolder(computer, input.botId);
-  return entries.map((entry) => ({ ...entry, path: posix.relative(folder || ".", entry.path) }));
+  return entries.map((entry) => ({ ...entry, path: pathForBot(computer, input.botId, entry.path) }));
 }

@@ -5,7 +5,11 @@
  * NOT security boundaries: every bot of a Team Computer runs as the same user and may read or
  * write any folder (`../../shared/`, `../<other-bot>/`).
  */
+import { posix } from "node:path";
+import { computers } from "@rakazo/db";
 import type { Sandbox } from "@rakazo/sandbox";
+import { eq } from "drizzle-orm";
+import type { ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 import { viaProvider } from "../sandbox-errors.ts";
 import type { ComputerRow } from "./access.ts";
@@ -54,4 +58,26 @@ export async function ensureBotFolder(sandbox: Sandbox, computer: Placement, bot
   if (result.exitCode !== 0) {
     throw new AppError("PROVIDER_ERROR", `could not create ${folder}/: ${result.stderr.trim().slice(-300)}`);
   }
+}
+
+/**
+ * A workspace-relative path as the bot names it, relative to its folder (e.g. a download in the
+ * team's `downloads/` is `../../downloads/x` to a Team Computer's bot).
+ */
+export function pathForBot(computer: Placement, botId: string, workspacePath: string): string {
+  return posix.relative(botFolder(computer, botId) || ".", workspacePath || ".") || ".";
+}
+
+/** `pathForBot` for a computer known by id (the page tools' downloads; BRW-1). */
+export async function pathsForBot(
+  ctx: Pick<ServiceContext, "db">,
+  target: { computerId: string; botId: string },
+  workspacePaths: readonly string[],
+): Promise<string[]> {
+  const [row] = await ctx.db
+    .select({ mode: computers.mode })
+    .from(computers)
+    .where(eq(computers.id, target.computerId))
+    .limit(1);
+  return workspacePaths.map((path) => (row ? pathForBot(row, target.botId, path) : path));
 }
