@@ -1,7 +1,9 @@
 // CMP-1 through the API on the fake provider: every space has its Team Computer from the start,
 // provisioned on first use; a bot's shell and files start in `bots/<bot-id>/`, bots share work
 // through `shared/`; a Private Computer's bot has the whole workspace as its home.
+import { computers } from "@rakazo/db";
 import { listAgentFiles, readAgentFile, writeAgentFile } from "@rakazo/services";
+import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestSystem, eventually, runningComputer, type TestSystem } from "../support/system.ts";
 
@@ -44,10 +46,17 @@ describe("the Team Computer (CMP-1)", () => {
     await new Promise((done) => setTimeout(done, 300));
     expect((await ok("computer/get", { computerId: team.id })).state).toBe("unprovisioned");
 
-    // A computer made by hand is listed after it, even a private one made earlier in time order.
+    // Computers made by hand come after it; team ones before private ones, even a private one
+    // older than every other (its creation time moved back here).
+    const bot = await ok("bot/create", { spaceId: space.id, name: "Solo" });
+    const older = await ok("computer/create", { spaceId: space.id, mode: "private", botId: bot.id });
     const extra = await ok("computer/create", { spaceId: space.id, name: "Extra" });
+    await system.ctx.db
+      .update(computers)
+      .set({ createdAt: sql`now() - interval '1 hour'` })
+      .where(eq(computers.id, older.id));
     const listed = await ok("computer/list", { spaceId: space.id });
-    expect(listed.map((c: { id: string }) => c.id)).toEqual([team.id, extra.id]);
+    expect(listed.map((c: { id: string }) => c.id)).toEqual([team.id, extra.id, older.id]);
   });
 
   it("the bootstrap bundle's space has one, and the first exec provisions it", async () => {
