@@ -45,6 +45,11 @@ describe("the Team Computer (CMP-1)", () => {
     // Nothing runs for an idle space: no machine, no provisioning queued.
     await new Promise((done) => setTimeout(done, 300));
     expect((await ok("computer/get", { computerId: team.id })).state).toBe("unprovisioned");
+    // Browsing its (empty) files needs no machine either.
+    expect(await ok("computer/files/list", { computerId: team.id, path: "" })).toMatchObject({
+      source: "stored",
+      entries: [],
+    });
 
     // Computers made by hand come after it; team ones before private ones, even a private one
     // older than every other (its creation time moved back here).

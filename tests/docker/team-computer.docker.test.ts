@@ -208,7 +208,8 @@ describe.skipIf(unavailable !== undefined)("the Team Computer on Docker", () => 
     // where gh would put them with no GH_CONFIG_DIR if the environment did not say.
     await exec(
       [
-        'dir="${GH_CONFIG_DIR:-$HOME/.config/gh}"',
+        // gh's own rule: GH_CONFIG_DIR, else ~/.config/gh.
+        `dir="$\{GH_CONFIG_DIR:-$HOME/.config/gh}"`,
         'mkdir -p "$dir"',
         `printf 'github.com:\\n    oauth_token: gho_rakazo_test_token\\n    user: rakazo\\n    git_protocol: https\\n' > "$dir/hosts.yml"`,
         "gh config set editor nano",
