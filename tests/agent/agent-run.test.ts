@@ -80,7 +80,8 @@ describe("agent runs hosted by the worker", () => {
 
     const file = await system.rpc(
       "computer/files/read",
-      { computerId, path: "notes/agent.txt" },
+      // The bot's file tools start in its own folder on a Team Computer (CMP-1).
+      { computerId, path: `bots/${tenant.botId}/notes/agent.txt` },
       tenant.token,
     );
     expect(file.json.result).toMatchObject({ text: "done", source: "live" });

@@ -6,7 +6,15 @@ import { createClient, RakazoApiError } from "@rakazo/client";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { createTestSystem, runningComputer, type TestSystem } from "../support/system.ts";
 
-type ComputerState = "provisioning" | "running" | "stopping" | "stopped" | "deleting" | "deleted" | "failed";
+type ComputerState =
+  | "unprovisioned"
+  | "provisioning"
+  | "running"
+  | "stopping"
+  | "stopped"
+  | "deleting"
+  | "deleted"
+  | "failed";
 interface ExpectedComputer {
   id: string;
   spaceId: string;
@@ -19,6 +27,9 @@ interface ExpectedComputer {
   lastError: string | null;
   createdAt: string;
   updatedAt: string;
+}
+interface ExpectedComputerDetails extends ExpectedComputer {
+  tools: readonly ("gh" | "uv" | "pandoc" | "pdftotext" | "python3")[] | null;
 }
 
 let system: TestSystem;
@@ -34,7 +45,7 @@ afterAll(() => system.close());
 describe("the typed client", () => {
   it("names, inputs and results are the contract's types", () => {
     expectTypeOf<RpcInput<"computer/get">>().toEqualTypeOf<{ computerId: string }>();
-    expectTypeOf<RpcOutput<"computer/get">>().toEqualTypeOf<ExpectedComputer>();
+    expectTypeOf<RpcOutput<"computer/get">>().toEqualTypeOf<ExpectedComputerDetails>();
     expectTypeOf<RpcOutput<"computer/list">>().toEqualTypeOf<ExpectedComputer[]>();
     // Dates travel as ISO strings, and the types say so.
     expectTypeOf<RpcOutput<"run/start">["lease"]["expiresAt"]>().toEqualTypeOf<string>();
@@ -51,7 +62,7 @@ describe("the typed client", () => {
     const client = system.client(tenant.token);
     const computerId = await runningComputer(system, tenant);
     const computer = await client.call("computer/get", { computerId });
-    expectTypeOf(computer).toEqualTypeOf<ExpectedComputer>();
+    expectTypeOf(computer).toEqualTypeOf<ExpectedComputerDetails>();
     expect(computer).toMatchObject({ id: computerId, spaceId: tenant.spaceId, state: "running" });
 
     const exec = await client.call("computer/exec", { computerId, argv: ["echo", "typed"] });

@@ -36,7 +36,10 @@ describe("a member of space A cannot reach space B's computer", () => {
   it("listing another space's computers → 404; own space lists none of B's", async () => {
     expect((await system.rpc("computer/list", { spaceId: bob.spaceId }, alice.token)).status).toBe(404);
     const own = await system.rpc("computer/list", { spaceId: alice.spaceId }, alice.token);
-    expect(own.json.result).toEqual([]);
+    // Only alice's own Team Computer (CMP-1), none of bob's.
+    expect(own.json.result.map((c: { spaceId: string; mode: string }) => [c.spaceId, c.mode])).toEqual([
+      [alice.spaceId, "team"],
+    ]);
   });
 
   it("creating a computer or bot in another space → 404", async () => {

@@ -140,6 +140,7 @@ export async function createTestSystem(
         userName: label,
         spaceName: `${label}'s space`,
         botName: `${label}-bot`,
+        providerKind: provider.kind,
       });
       registerLogSecret(tenant.token, `${label}'s token`);
       return tenant;

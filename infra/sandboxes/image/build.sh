@@ -85,6 +85,8 @@ for f in /etc/apt/apt.conf.d/*; do aptopts+=("--aptopt=$f"); done
 
 start=$SECONDS
 echo "build.sh: building $tag (mmdebstrap)" >&2
+# PRV-5 promises uv; no source this offline build can reach ships it (see README "Not inside: uv").
+echo "build.sh: note: this offline build does NOT include uv; the registry build (Dockerfile) does" >&2
 # The host's sources and apt.conf.d make mmdebstrap fetch exactly as apt does on this machine;
 # the first hook keeps those host settings out of the image.
 mmdebstrap --variant=minbase --mode=root --format=tar --quiet \

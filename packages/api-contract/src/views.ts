@@ -9,11 +9,28 @@ export const computerView = z.strictObject({
   mode: z.enum(["team", "private"]),
   ownerBotId: z.string().nullable(),
   providerKind: z.string(),
-  state: z.enum(["provisioning", "running", "stopping", "stopped", "deleting", "deleted", "failed"]),
+  state: z.enum([
+    "unprovisioned",
+    "provisioning",
+    "running",
+    "stopping",
+    "stopped",
+    "deleting",
+    "deleted",
+    "failed",
+  ]),
   homeRevision: z.number().int(),
   lastError: z.string().nullable(),
   createdAt: timestamp,
   updatedAt: timestamp,
+});
+
+/** `computer/get`: the view plus what the running machine was found to have (null while none runs). */
+export const computerDetails = computerView.extend({
+  tools: z
+    .array(z.enum(["gh", "uv", "pandoc", "pdftotext", "python3"]))
+    .readonly()
+    .nullable(),
 });
 
 export const runView = z.strictObject({

@@ -10,6 +10,7 @@ import { requireDocker } from "../../../tests/support/tools.ts";
 import { contactsAppScript } from "./scenarios/contacts-app.ts";
 import { expectContactsExportRecorded } from "./scenarios/contacts-export.expect.ts";
 import { runContactsExportScenario } from "./scenarios/contacts-export.ts";
+import { resolveForBot } from "./services-internal.ts";
 
 const APP_PORT = 8765;
 const APP_URL = `http://127.0.0.1:${APP_PORT}/`;
@@ -110,7 +111,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
       runId: run.id,
       botId: tenant.botId,
       result,
-      read: text,
+      read: (path) => text(resolveForBot({ mode: "team" }, tenant.botId, path)),
     });
 
     // The page tools drove the bot's own visible desktop (started lazily by browser_navigate).

@@ -8,7 +8,7 @@ import { createTestSystem, runningComputer, type TestSystem } from "../../../tes
 import { type ContactsApp, startContactsApp } from "./scenarios/contacts-app.ts";
 import { expectContactsExportRecorded } from "./scenarios/contacts-export.expect.ts";
 import { runContactsExportScenario } from "./scenarios/contacts-export.ts";
-import type { BrowserProviderMode } from "./services-internal.ts";
+import { type BrowserProviderMode, resolveForBot } from "./services-internal.ts";
 
 // Under CI a missing Chromium fails the emulator case instead of skipping it.
 const noChromium = !existsSync(HEADLESS_CHROMIUM) && process.env.CI !== "true";
@@ -70,7 +70,8 @@ describe.each<{ browser: BrowserProviderMode; skip: boolean }>([
         runId: run.id,
         botId: tenant.botId,
         result,
-        read: async (path) => new TextDecoder().decode(await files.read(path)),
+        read: async (path) =>
+          new TextDecoder().decode(await files.read(resolveForBot({ mode: "team" }, tenant.botId, path))),
       });
     },
   );

@@ -89,6 +89,8 @@ export const COMPUTER_MODES = ["team", "private"] as const;
 export type ComputerMode = (typeof COMPUTER_MODES)[number];
 
 export const COMPUTER_STATES = [
+  /** A space's Team Computer before its first use: a row and no machine (CMP-1). */
+  "unprovisioned",
   "provisioning",
   "running",
   "stopping",

@@ -15,3 +15,4 @@ export * from "./supervised-desktop.ts";
 export * from "./supervised-page-browser.ts";
 export * from "./supervised-screens.ts";
 export * from "./supervisor-client.ts";
+export { persistentToolEnv } from "./tool-env.ts";

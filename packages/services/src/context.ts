@@ -22,6 +22,8 @@ export interface ServiceContext {
   readonly runHooks?: RunHooks;
   /** Screen capabilities (SCR-2, SCR-4): keys and the web service's public URL; optional. */
   readonly screens?: ScreenServiceConfig;
+  /** How long a first use of an unprovisioned Team Computer waits for its machine (CMP-1). */
+  readonly firstUseWaitMs?: number;
   /** Page browsers for `BROWSER_PROVIDER=emulator` (BRW-7); only a test runtime supplies them. */
   readonly headlessBrowsers?: HeadlessPageBrowsers;
 }

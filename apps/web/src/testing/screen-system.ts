@@ -92,6 +92,7 @@ export async function startScreenSystem(options: {
         userName: label,
         spaceName: `${label}'s space`,
         botName: `${label}-bot`,
+        providerKind: options.provider.kind,
       });
       registerLogSecret(tenant.token, `${label}'s token`);
       return tenant;

@@ -8,7 +8,7 @@ import http from "node:http";
 import path from "node:path";
 import type { ActionStep } from "./actions.ts";
 import { encodePng, frameHash } from "./png.ts";
-import { chromiumArgv, type StackPlan, x11vncArgv, xvfbArgv } from "./stack-argv.ts";
+import { chromiumArgv, PROFILE_SINGLETON_FILES, type StackPlan, x11vncArgv, xvfbArgv } from "./stack-argv.ts";
 import { captureDisplay } from "./x11-capture.ts";
 
 export interface Frame {
@@ -23,6 +23,12 @@ export interface DesktopStack {
   readonly plan: StackPlan;
   capture(): Promise<Frame>;
   runStep(step: ActionStep): Promise<void>;
+  /**
+   * Starts the stack's Chromium again if it died (crash, kill), on the same display and
+   * profile, so it restores its last session (CMP-6). True when it had to. Optional: test
+   * stacks without a browser leave it out.
+   */
+  reviveBrowser?(): Promise<boolean>;
   teardown(): Promise<void>;
 }
 
@@ -209,6 +215,15 @@ export function processLauncher(options: ProcessLauncherOptions = {}): StackLaun
     async start(plan) {
       const display = { ...process.env, DISPLAY: `:${plan.display}` };
       const children: { xvfb?: ChildProcess; chromium?: ChildProcess; vnc?: ChildProcess } = {};
+      const launchChromium = (freshProfile: boolean): ChildProcess =>
+        launch(
+          chromiumArgv(plan, {
+            freshProfile,
+            ...(options.chromiumBinary ? { binary: options.chromiumBinary } : {}),
+          }),
+          display,
+          `chromium-${plan.display}.log`,
+        );
       const stack: DesktopStack = {
         plan,
         async capture() {
@@ -223,6 +238,22 @@ export function processLauncher(options: ProcessLauncherOptions = {}): StackLaun
         async runStep(step) {
           if (step.kind === "wait") return sleep(step.ms);
           await runXdotool(step.args, display);
+        },
+        async reviveBrowser() {
+          const current = children.chromium;
+          if (!current || alive(current)) return false;
+          // Renderers of the dead browser may linger in its group; they hold the profile.
+          await stopProcess(current, 0, "group");
+          for (const name of PROFILE_SINGLETON_FILES)
+            rmSync(path.join(plan.profileDir, name), { force: true });
+          children.chromium = launchChromium(false);
+          await waitFor(
+            `Chromium on :${plan.display}`,
+            () => devtoolsReady(plan.debugPort),
+            30_000,
+            children.chromium,
+          );
+          return true;
         },
         async teardown() {
           // SCR-3 order: viewers first (x11vnc exit closes every RFB connection), then the browser
@@ -270,11 +301,7 @@ export function processLauncher(options: ProcessLauncherOptions = {}): StackLaun
           children.xvfb,
         );
 
-        const chromium = chromiumArgv(plan, {
-          freshProfile,
-          ...(options.chromiumBinary ? { binary: options.chromiumBinary } : {}),
-        });
-        children.chromium = launch(chromium, display, `chromium-${plan.display}.log`);
+        children.chromium = launchChromium(freshProfile);
         await waitFor(
           `Chromium on :${plan.display}`,
           () => devtoolsReady(plan.debugPort),

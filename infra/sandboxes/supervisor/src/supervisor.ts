@@ -257,6 +257,8 @@ export class Supervisor {
     if (!slot.stack) throw new SupervisorError("DESKTOP_UNAVAILABLE", `slot ${slot.index} has no desktop`);
     slot.busy += 1;
     try {
+      // A browser that crashed or was killed comes back with its last tabs before any use (CMP-6).
+      await slot.stack.reviveBrowser?.();
       return await work(slot.stack);
     } catch (error) {
       if (error instanceof SupervisorError) throw error;

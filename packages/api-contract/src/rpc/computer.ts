@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineContract, ids } from "../define.ts";
-import { computerView } from "../views.ts";
+import { computerDetails, computerView } from "../views.ts";
 
 const computerId = z.string().regex(ids.computer, "expected a computer id (cmp_…)");
 const byId = z.strictObject({ computerId });
@@ -21,7 +21,7 @@ export const computerGet = defineContract({
   name: "computer/get",
   auth: "token",
   input: byId,
-  output: computerView,
+  output: computerDetails,
 });
 
 export const computerList = defineContract({

@@ -16,6 +16,8 @@ export const setupBootstrap = defineContract({
     userId: z.string(),
     spaceId: z.string(),
     botId: z.string(),
+    /** The space's Team Computer, created unprovisioned (CMP-1). */
+    computerId: z.string(),
     tokenId: z.string(),
     token: z.string(),
   }),

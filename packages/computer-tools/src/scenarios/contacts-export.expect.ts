@@ -15,7 +15,7 @@ export async function expectContactsExportRecorded(input: {
   runId: string;
   botId: string;
   result: ScenarioResult;
-  /** Reads a workspace file as text. */
+  /** Reads a file as text, by the path the bot used (relative to its folder, CMP-1). */
   read: (path: string) => Promise<string>;
 }): Promise<void> {
   const { result } = input;
@@ -27,7 +27,8 @@ export async function expectContactsExportRecorded(input: {
     ["shell", false],
     ["write_file", false],
   ]);
-  expect(result.downloadPath).toBe("downloads/contacts.csv");
+  // The team's downloads folder, as a Team Computer's bot names it from bots/<bot-id>/ (CMP-1).
+  expect(result.downloadPath).toBe("../../downloads/contacts.csv");
   expect(await input.read(result.downloadPath)).toBe(contactsCsv());
   const summary = await input.read(SUMMARY_PATH);
   expect(summary).toBe(summaryFor(contactsCsv()));
@@ -41,8 +42,8 @@ export async function expectContactsExportRecorded(input: {
     ["computer.command", "write_file", true],
   ]);
   expect(events.every((e) => e.runId === input.runId && e.botId === input.botId)).toBe(true);
-  expect(events[1]?.payload.line).toContain("downloaded downloads/contacts.csv");
-  expect(events[2]?.payload.command).toBe("cat downloads/contacts.csv");
+  expect(events[1]?.payload.line).toContain("downloaded ../../downloads/contacts.csv");
+  expect(events[2]?.payload.command).toBe("cat ../../downloads/contacts.csv");
   expect(events[2]?.payload.outputTail).toContain("Grace Hopper");
   expect(events[3]?.payload.line).toBe(`write_file ${SUMMARY_PATH} (${Buffer.byteLength(summary)} bytes)`);
 }

@@ -3,7 +3,7 @@
  * refs. Navigations and actions are mutations (BRW-8): guarded, recorded, checkpointed.
  */
 import type { PageAction, PageActResult, PageSnapshot } from "@rakazo/sandbox";
-import { actOnPage, navigatePage, snapshotPage } from "../services-internal.ts";
+import { actOnPage, navigatePage, pathsForBot, snapshotPage } from "../services-internal.ts";
 import { fence } from "../session.ts";
 import { defineTool, mutate, type ToolFactory, text } from "./common.ts";
 
@@ -139,10 +139,20 @@ export const browserAct: ToolFactory = (session) =>
         "browser_act",
         { actions: list },
         async () => {
-          const result = await actOnPage(session.ctx, session.caller, {
+          const acted = await actOnPage(session.ctx, session.caller, {
             ...pageTarget(session),
             actions: list,
           });
+          // Downloads are named as the bot names paths: relative to its folder (CMP-1).
+          const seen = await pathsForBot(
+            session.ctx,
+            fence(session),
+            acted.downloads.map((d) => d.path),
+          );
+          const result = {
+            ...acted,
+            downloads: acted.downloads.map((d, i) => ({ ...d, path: seen[i] ?? d.path })),
+          };
           const status = result.error
             ? ` → failed at ${result.error.index + 1}/${result.total} (${result.error.code}${result.error.uncertain ? ", uncertain" : ""})`
             : ` → ${result.completed}/${result.total}`;

@@ -13,7 +13,7 @@ export const readFile: ToolFactory = (session) =>
   defineTool(
     "read_file",
     "Read a file",
-    "Read a text file of the workspace (path relative to the workspace root).",
+    "Read a text file (path relative to your folder, where your shell starts; on a Team Computer `../../shared/` is the team's shared folder).",
     async ({ path }) => {
       const bytes = await readAgentFile(session.ctx, session.caller, { ...fence(session), path });
       if (bytes.includes(0))
@@ -59,7 +59,7 @@ export const listFiles: ToolFactory = (session) =>
   defineTool(
     "list_files",
     "List files",
-    "List the entries of a workspace folder (the workspace root when no path is given).",
+    "List the entries of a folder (your own folder when no path is given; paths are relative to it).",
     async ({ path }) => {
       const entries = await listAgentFiles(session.ctx, session.caller, {
         ...fence(session),

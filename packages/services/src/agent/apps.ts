@@ -2,6 +2,8 @@
  * `open_path` and `launch_app` (TOOL-1): start a program on the bot's own display. The desktop
  * starts first if needed (CMP-4), so the program appears on the screen the bot observes.
  */
+
+import { botFolder, ensureBotFolder } from "../computers/bot-folders.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 import { viaProvider } from "../sandbox-errors.ts";
@@ -15,7 +17,7 @@ async function startOnDisplay(
   input: FencedTarget,
   argv: readonly string[],
 ): Promise<{ display: number }> {
-  const { sandbox } = await fencedMachine(ctx, caller, input);
+  const { sandbox, computer } = await fencedMachine(ctx, caller, input);
   const desktop = sandbox.desktop;
   if (!desktop) throw new AppError("UNSUPPORTED", "this computer has no desktop");
   let slot = (await viaProvider(() => desktop.list())).find((s) => s.botId === input.botId);
@@ -24,10 +26,13 @@ async function startOnDisplay(
     slot = (await viaProvider(() => desktop.list())).find((s) => s.botId === input.botId);
   }
   if (!slot) throw new AppError("DESKTOP_UNAVAILABLE", "the bot's desktop did not start");
+  await ensureBotFolder(sandbox, computer, input.botId);
   // setsid -f detaches the program, so the call returns once it has started.
   const result = await viaProvider(() =>
     sandbox.exec({
       argv: ["setsid", "-f", ...argv],
+      // Programs start in the bot's folder (CMP-1), so relative paths mean what its files tools mean.
+      cwd: botFolder(computer, input.botId),
       env: { DISPLAY: `:${slot.display}` },
       timeoutMs: 15_000,
     }),

@@ -4,8 +4,9 @@
  * A superseded holder is refused here with STALE_LEASE, before anything touches the sandbox.
  */
 import type { Sandbox } from "@rakazo/sandbox";
-import { type ComputerRow, requireComputer, requireRunningMachine } from "../computers/access.ts";
+import { type ComputerRow, requireComputer } from "../computers/access.ts";
 import { requireBotOnComputer, touchComputer } from "../computers/activity.ts";
+import { machineFor } from "../computers/first-use.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { assertFence } from "../runs/leases.ts";
 
@@ -23,7 +24,7 @@ export async function fencedMachine(
   const computer = await requireComputer(ctx, caller, target.computerId);
   await requireBotOnComputer(ctx, computer, target.botId);
   await assertFence(ctx, { computerId: computer.id, botId: target.botId, fencingToken: target.fencingToken });
-  const sandbox = requireRunningMachine(ctx, computer);
+  const sandbox = await machineFor(ctx, computer);
   await touchComputer(ctx, computer.id);
   return { computer, sandbox };
 }

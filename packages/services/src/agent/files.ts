@@ -1,5 +1,9 @@
-/** Fenced workspace file verbs for the agent's file tools (TOOL-1). Paths are workspace-relative. */
+/**
+ * Fenced workspace file verbs for the agent's file tools (TOOL-1). Paths are relative to the
+ * bot's folder (`bots/<bot-id>/` on a Team Computer, the workspace root on a Private one; CMP-1).
+ */
 import type { FileEntry } from "@rakazo/sandbox";
+import { ensureBotFolder, pathForBot, resolveForBot } from "../computers/bot-folders.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { viaProvider } from "../sandbox-errors.ts";
 import { type FencedTarget, fencedMachine } from "./fenced.ts";
@@ -12,10 +16,9 @@ export async function readAgentFile(
   caller: Caller,
   input: FencedTarget & { path: string; maxBytes?: number },
 ): Promise<Uint8Array> {
-  const { sandbox } = await fencedMachine(ctx, caller, input);
-  return viaProvider(() =>
-    sandbox.files.read(input.path, { maxBytes: input.maxBytes ?? MAX_AGENT_READ_BYTES }),
-  );
+  const { sandbox, computer } = await fencedMachine(ctx, caller, input);
+  const path = resolveForBot(computer, input.botId, input.path);
+  return viaProvider(() => sandbox.files.read(path, { maxBytes: input.maxBytes ?? MAX_AGENT_READ_BYTES }));
 }
 
 export async function writeAgentFile(
@@ -23,8 +26,9 @@ export async function writeAgentFile(
   caller: Caller,
   input: FencedTarget & { path: string; data: Uint8Array | string },
 ): Promise<{ size: number }> {
-  const { sandbox } = await fencedMachine(ctx, caller, input);
-  await viaProvider(() => sandbox.files.write(input.path, input.data));
+  const { sandbox, computer } = await fencedMachine(ctx, caller, input);
+  const path = resolveForBot(computer, input.botId, input.path);
+  await viaProvider(() => sandbox.files.write(path, input.data));
   return { size: typeof input.data === "string" ? Buffer.byteLength(input.data) : input.data.byteLength };
 }
 
@@ -33,6 +37,10 @@ export async function listAgentFiles(
   caller: Caller,
   input: FencedTarget & { path: string },
 ): Promise<FileEntry[]> {
-  const { sandbox } = await fencedMachine(ctx, caller, input);
-  return viaProvider(() => sandbox.files.list(input.path));
+  const { sandbox, computer } = await fencedMachine(ctx, caller, input);
+  const path = resolveForBot(computer, input.botId, input.path);
+  await ensureBotFolder(sandbox, computer, input.botId);
+  const entries = await viaProvider(() => sandbox.files.list(path));
+  // Entries name paths the way the bot names them: relative to its folder.
+  return entries.map((entry) => ({ ...entry, path: pathForBot(computer, input.botId, entry.path) }));
 }

@@ -9,8 +9,9 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 import { assertFence, liveControlLease, liveExecutionLease } from "../runs/leases.ts";
 import { viaProvider } from "../sandbox-errors.ts";
-import { type ComputerRow, requireComputer, requireRunningMachine } from "./access.ts";
+import { type ComputerRow, requireComputer } from "./access.ts";
 import { requireBotOnComputer, touchComputer } from "./activity.ts";
+import { machineFor } from "./first-use.ts";
 
 export interface BotActionInput {
   readonly computerId: string;
@@ -33,7 +34,7 @@ export async function prepareBotAction(ctx: ServiceContext, caller: Caller, inpu
   const computer = await requireComputer(ctx, caller, input.computerId);
   await requireBotOnComputer(ctx, computer, input.botId);
   await checkDriver(ctx, caller, computer, input);
-  const sandbox = requireRunningMachine(ctx, computer);
+  const sandbox = await machineFor(ctx, computer);
   if (!sandbox.desktop) throw new AppError("UNSUPPORTED", `${ctx.provider.kind} computers have no desktop`);
   await touchComputer(ctx, computer.id);
   return { computer, sandbox, desktop: sandbox.desktop };

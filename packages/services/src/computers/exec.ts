@@ -1,8 +1,10 @@
 import type { Caller, ServiceContext } from "../context.ts";
 import { assertFence } from "../runs/leases.ts";
 import { viaProvider } from "../sandbox-errors.ts";
-import { requireComputer, requireRunningMachine } from "./access.ts";
+import { requireComputer } from "./access.ts";
 import { requireBotOnComputer, touchComputer } from "./activity.ts";
+import { ensureBotFolder, resolveForBot } from "./bot-folders.ts";
+import { machineFor } from "./first-use.ts";
 
 export interface ExecComputerInput {
   readonly computerId: string;
@@ -38,12 +40,18 @@ export async function execComputer(
     await requireBotOnComputer(ctx, computer, input.lease.botId);
     await assertFence(ctx, { computerId: computer.id, ...input.lease });
   }
-  const sandbox = requireRunningMachine(ctx, computer);
+  const sandbox = await machineFor(ctx, computer);
   await touchComputer(ctx, computer.id);
+  // A bot's shell starts in its own folder (CMP-1); its cwd is relative to that folder.
+  let cwd = input.cwd;
+  if (input.lease) {
+    cwd = resolveForBot(computer, input.lease.botId, input.cwd ?? "");
+    await ensureBotFolder(sandbox, computer, input.lease.botId);
+  }
   const result = await viaProvider(() =>
     sandbox.exec({
       argv: input.argv,
-      ...(input.cwd !== undefined ? { cwd: input.cwd } : {}),
+      ...(cwd !== undefined ? { cwd } : {}),
       ...(input.env !== undefined ? { env: input.env } : {}),
       ...(input.stdin !== undefined ? { stdin: input.stdin } : {}),
       timeoutMs: input.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS,

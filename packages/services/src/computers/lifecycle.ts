@@ -21,13 +21,13 @@ interface Transition {
 const TRANSITIONS = {
   stop: { from: ["running"], to: "stopping", operation: "stop", job: "computer.stop" },
   start: {
-    from: ["stopped", "failed"],
+    from: ["unprovisioned", "stopped", "failed"],
     to: "provisioning",
     operation: "provision",
     job: "computer.provision",
   },
   delete: {
-    from: ["provisioning", "running", "stopping", "stopped", "failed", "deleting"],
+    from: ["unprovisioned", "provisioning", "running", "stopping", "stopped", "failed", "deleting"],
     to: "deleting",
     operation: "delete",
     job: "computer.delete",

@@ -1,5 +1,6 @@
 import { bots, newId, spaceMembers, spaces, users } from "@rakazo/db";
 import { sql } from "drizzle-orm";
+import { insertTeamComputer } from "../computers/team-computer.ts";
 import type { ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 import { issueToken } from "./tokens.ts";
@@ -14,6 +15,8 @@ export interface BootstrapResult {
   readonly userId: string;
   readonly spaceId: string;
   readonly botId: string;
+  /** The space's Team Computer (CMP-1); its machine starts on first use. */
+  readonly computerId: string;
   readonly tokenId: string;
   /** Shown once. */
   readonly token: string;
@@ -27,7 +30,7 @@ const BOOTSTRAP_LOCK = 727_102;
  * the installation has no user at all; afterwards users are created by members.
  */
 export async function bootstrapFirstUser(
-  ctx: Pick<ServiceContext, "db">,
+  ctx: Pick<ServiceContext, "db" | "provider">,
   input: BootstrapInput,
 ): Promise<BootstrapResult> {
   return ctx.db.transaction(async (tx) => {
@@ -38,14 +41,17 @@ export async function bootstrapFirstUser(
         "ALREADY_BOOTSTRAPPED",
         "this installation already has users: use your API token, or mint one on the server with ./rakazo token create --user <name>",
       );
-    return createUserWithSpace(tx, input);
+    return createUserWithSpace(tx, { ...input, providerKind: ctx.provider.kind });
   });
 }
 
-/** The user + owned space + bot + token bundle; also used by tests to make extra tenants. */
+/**
+ * The user + owned space (with its Team Computer) + bot + token bundle; also used by tests to
+ * make extra tenants. `providerKind` is the configured provider's kind.
+ */
 export async function createUserWithSpace(
   db: ServiceContext["db"],
-  input: BootstrapInput,
+  input: BootstrapInput & { providerKind: string },
 ): Promise<BootstrapResult> {
   const userId = newId("user");
   const spaceId = newId("space");
@@ -54,6 +60,7 @@ export async function createUserWithSpace(
   await db.insert(spaces).values({ id: spaceId, name: input.spaceName });
   await db.insert(spaceMembers).values({ spaceId, userId, role: "owner" });
   await db.insert(bots).values({ id: botId, spaceId, name: input.botName });
+  const computerId = await insertTeamComputer(db, { spaceId, providerKind: input.providerKind });
   const token = await issueToken({ db }, { userId, name: "bootstrap" });
-  return { userId, spaceId, botId, tokenId: token.id, token: token.secret };
+  return { userId, spaceId, botId, computerId, tokenId: token.id, token: token.secret };
 }

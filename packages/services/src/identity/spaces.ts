@@ -1,5 +1,6 @@
 import { bots, newId, type SpaceRole, spaceMembers, spaces } from "@rakazo/db";
 import { and, asc, eq } from "drizzle-orm";
+import { insertTeamComputer } from "../computers/team-computer.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 
@@ -36,6 +37,8 @@ export async function createSpace(
   await ctx.db.transaction(async (tx) => {
     await tx.insert(spaces).values({ id, name: input.name });
     await tx.insert(spaceMembers).values({ spaceId: id, userId: caller.userId, role: "owner" });
+    // CMP-1: the space's Team Computer, a row only until its first use.
+    await insertTeamComputer(tx, { spaceId: id, providerKind: ctx.provider.kind });
   });
   return { id, name: input.name, role: "owner" };
 }

@@ -31,6 +31,7 @@ describe("moveStoppedComputers", () => {
       userName: "u",
       spaceName: "s",
       botName: "b",
+      providerKind: "fake",
     });
     const row = async (state: "stopped" | "running", ref: string | null, providerKind = "fake") => {
       const id = newId("computer");

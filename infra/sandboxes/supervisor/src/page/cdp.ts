@@ -108,13 +108,49 @@ export class CdpConnection {
   }
 }
 
-/** The WebSocket URL of the bot's visible tab (the first page target). */
+/**
+ * The WebSocket URL of the bot's visible tab. With one tab that is it; with several (a restored
+ * session brings back every tab, CMP-6) the one whose document is visible, asked in an isolated
+ * world so a page cannot lie about it; the first page target when none answers.
+ */
 export async function pageTargetUrl(port: number): Promise<string> {
   const response = await fetch(`http://127.0.0.1:${port}/json/list`);
   const targets = (await response.json()) as { type: string; webSocketDebuggerUrl?: string }[];
-  const page = targets.find((t) => t.type === "page" && t.webSocketDebuggerUrl);
-  if (!page?.webSocketDebuggerUrl) throw new CdpError("the browser has no open tab");
-  return page.webSocketDebuggerUrl;
+  const pages = targets.flatMap((t) =>
+    t.type === "page" && t.webSocketDebuggerUrl ? [t.webSocketDebuggerUrl] : [],
+  );
+  const [first] = pages;
+  if (!first) throw new CdpError("the browser has no open tab");
+  if (pages.length === 1) return first;
+  for (const url of pages) if (await tabVisible(url)) return url;
+  return first;
+}
+
+async function tabVisible(url: string): Promise<boolean> {
+  let cdp: CdpConnection | undefined;
+  try {
+    cdp = await CdpConnection.open(url, 2_000);
+    const { frameTree } = await cdp.send<{ frameTree: { frame: { id: string } } }>(
+      "Page.getFrameTree",
+      {},
+      2_000,
+    );
+    const { executionContextId } = await cdp.send<{ executionContextId: number }>(
+      "Page.createIsolatedWorld",
+      { frameId: frameTree.frame.id, worldName: "rakazo-visibility" },
+      2_000,
+    );
+    const { result } = await cdp.send<{ result: { value?: unknown } }>(
+      "Runtime.evaluate",
+      { expression: "document.visibilityState", contextId: executionContextId, returnByValue: true },
+      2_000,
+    );
+    return result.value === "visible";
+  } catch {
+    return false;
+  } finally {
+    cdp?.close();
+  }
 }
 
 /** The WebSocket URL of the browser target (browser-wide domains such as `Browser.*`). */

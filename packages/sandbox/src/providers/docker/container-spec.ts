@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type Docker from "dockerode";
 import { SandboxError } from "../../errors.ts";
+import { persistentToolEnv } from "../../tool-env.ts";
 import { COMPUTER_SIDE } from "./host-sockets.ts";
 
 /** Where the workspace (the Rakazo-owned home, PER-1) is mounted inside the computer. */
@@ -112,6 +113,7 @@ export function containerCreateOptions(input: ContainerSpecInput): Docker.Contai
     Env: [
       "HOME=/home/user",
       "LANG=C.UTF-8",
+      ...Object.entries(persistentToolEnv(WORKSPACE_DIR)).map(([key, value]) => `${key}=${value}`),
       ...Object.entries(input.environment ?? {}).map(([key, value]) => `${key}=${value}`),
     ],
     Labels: {

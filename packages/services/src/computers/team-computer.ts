@@ -1,0 +1,28 @@
+/**
+ * Every space gets one Team Computer by default (CMP-1). Its row is written with the space, in
+ * state `unprovisioned`: no machine exists until the first call that needs one (first-use.ts),
+ * so an idle space costs nothing.
+ */
+import { computers, newId } from "@rakazo/db";
+import type { ServiceContext } from "../context.ts";
+
+export const TEAM_COMPUTER_NAME = "Team Computer";
+
+/** Inserts the space's Team Computer; returns its id. `db` may be a transaction. */
+export async function insertTeamComputer(
+  db: ServiceContext["db"],
+  input: { spaceId: string; providerKind: string },
+): Promise<string> {
+  const id = newId("computer");
+  await db.insert(computers).values({
+    id,
+    spaceId: input.spaceId,
+    name: TEAM_COMPUTER_NAME,
+    mode: "team",
+    ownerBotId: null,
+    providerKind: input.providerKind,
+    state: "unprovisioned",
+    homeKey: id.replace(/^cmp_/, "home_"),
+  });
+  return id;
+}
