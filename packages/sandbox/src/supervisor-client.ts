@@ -49,7 +49,11 @@ export function decodeAnswer(method: string, answer: unknown): unknown {
     if (value.ok === false && typeof value.error === "object" && value.error !== null) {
       const message = typeof value.error.message === "string" ? value.error.message : "supervisor error";
       const details = refusalDetails(value.error.details);
-      throw new SandboxError(toSandboxCode(value.error.code), `${method}: ${message}`, details ? { details } : {});
+      throw new SandboxError(
+        toSandboxCode(value.error.code),
+        `${method}: ${message}`,
+        details ? { details } : {},
+      );
     }
   }
   throw new SandboxError("SANDBOX_PROVIDER_ERROR", `${method}: malformed supervisor answer`);

@@ -10,6 +10,7 @@ export * from "./computers/idle.ts";
 export * from "./computers/jobs.ts";
 export * from "./computers/lifecycle.ts";
 export * from "./computers/query.ts";
+export * from "./computers/sizing.ts";
 export * from "./computers/view.ts";
 export * from "./context.ts";
 export * from "./errors.ts";

@@ -1,16 +1,37 @@
 import { computers } from "@rakazo/db";
+import type { DesktopCapacity } from "@rakazo/sandbox";
 import { and, asc, eq, ne } from "drizzle-orm";
 import type { Caller, ServiceContext } from "../context.ts";
 import { requireMembership } from "../identity/spaces.ts";
 import { requireComputer } from "./access.ts";
 import { type ComputerView, toComputerView } from "./view.ts";
 
+/** How long `computer/get` waits for a running computer's desktop report before leaving it out. */
+const CAPACITY_TIMEOUT_MS = 2_000;
+
 export async function getComputer(
   ctx: ServiceContext,
   caller: Caller,
   input: { computerId: string },
-): Promise<ComputerView> {
-  return toComputerView(await requireComputer(ctx, caller, input.computerId));
+): Promise<ComputerView & { desktops?: DesktopCapacity | null }> {
+  const row = await requireComputer(ctx, caller, input.computerId);
+  const view = toComputerView(row);
+  const desktop =
+    row.state === "running" && row.providerRef && row.providerKind === ctx.provider.kind
+      ? ctx.provider.sandbox(row.providerRef).desktop
+      : undefined;
+  if (!desktop?.capacity) return view;
+  // Live desktops, memory used and the bound (issue 12). A computer that does not answer in time
+  // reports null rather than holding up the read.
+  let timer: NodeJS.Timeout | undefined;
+  const desktops = await Promise.race([
+    desktop.capacity().catch(() => null),
+    new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), CAPACITY_TIMEOUT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  return { ...view, desktops };
 }
 
 export async function listComputers(
