@@ -87,6 +87,20 @@ describe("planAdmission", () => {
     expect(planAdmission(slots, 0, full, policy)).toEqual({ kind: "evict", index: 1, reason: "memory" });
   });
 
+  it("tears nothing down in vain: refuses when even every idle desktop would not make room", () => {
+    // 1024 - 1000 = 24 MiB free; need 300: a shortfall of 276 MiB > one desktop's 200.
+    const tight = sample({ memoryUsed: 1000 * MIB });
+    expect(planAdmission([slot(0), slot(1, { controlled: true })], 0, tight, policy)).toMatchObject({
+      kind: "unavailable",
+      reason: "memory",
+    });
+    expect(planAdmission([slot(0), slot(1)], 0, tight, policy)).toEqual({
+      kind: "evict",
+      index: 0,
+      reason: "memory",
+    });
+  });
+
   it("never evicts a controlled or busy desktop: refuses with the reason and the live count", () => {
     const slots = [slot(0, { controlled: true }), slot(1, { busy: 1 }), slot(2, { state: "starting" })];
     expect(planAdmission(slots, 0, full, policy)).toEqual({

@@ -63,23 +63,33 @@ export function headroomVerdict(
   policy: AdmissionPolicy,
   starting: number,
 ): RefusalReason | null {
-  if (!sample) return null;
-  if (sample.memoryMax !== null) {
-    const need = (starting + 1) * policy.desktop.memoryBytes + policy.floor.memoryBytes;
-    if (sample.memoryMax - sample.memoryUsed < need) return "memory";
-  }
-  if (sample.pidsMax !== null) {
-    const need = (starting + 1) * policy.desktop.pids + policy.floor.pids;
-    if (sample.pidsMax - sample.pidsCurrent < need) return "pids";
-  }
+  const short = shortfall(sample, policy, starting);
+  if (short.memoryBytes > 0) return "memory";
+  if (short.pids > 0) return "pids";
   if (
     policy.cpuPressureMax > 0 &&
-    sample.cpuPressure !== null &&
+    sample?.cpuPressure != null &&
     sample.cpuPressure >= policy.cpuPressureMax
   ) {
     return "cpu";
   }
   return null;
+}
+
+/** How much is missing for one more desktop (0 = enough), per bounded resource. */
+export function shortfall(
+  sample: CgroupSample | null,
+  policy: AdmissionPolicy,
+  starting: number,
+): DesktopCost {
+  if (!sample) return { memoryBytes: 0, pids: 0 };
+  const memoryNeed = (starting + 1) * policy.desktop.memoryBytes + policy.floor.memoryBytes;
+  const pidsNeed = (starting + 1) * policy.desktop.pids + policy.floor.pids;
+  return {
+    memoryBytes:
+      sample.memoryMax === null ? 0 : Math.max(0, memoryNeed - (sample.memoryMax - sample.memoryUsed)),
+    pids: sample.pidsMax === null ? 0 : Math.max(0, pidsNeed - (sample.pidsMax - sample.pidsCurrent)),
+  };
 }
 
 /**
@@ -99,8 +109,14 @@ export function planAdmission(
   const starting = slots.filter((slot) => slot.state === "starting").length;
   const reason = headroomVerdict(sample, policy, starting);
   if (reason === null) return base;
-  const victim = evictionOrder(slots)[0];
-  if (victim) return { kind: "evict", index: victim.index, reason };
+  const victims = evictionOrder(slots);
+  // Tear nothing down in vain: evict only when closing every candidate could make room.
+  const short = shortfall(sample, policy, starting);
+  const enough =
+    short.memoryBytes <= victims.length * policy.desktop.memoryBytes &&
+    short.pids <= victims.length * policy.desktop.pids;
+  const victim = victims[0];
+  if (victim && enough) return { kind: "evict", index: victim.index, reason };
   return { kind: "unavailable", reason, active: activeCount(slots), limit };
 }
 
