@@ -27,6 +27,7 @@ export interface SupervisedDesktop extends SandboxDesktop {
   list(): Promise<SupervisedSlotInfo[]>;
   /** Marks the bot's desktop as controlled (never evicted at the cap, CMP-5). */
   setControlled(botId: string, controlled: boolean): Promise<void>;
+  capacity(): Promise<DesktopCapacity>;
 }
 
 function malformed(method: string, what: string): SandboxError {

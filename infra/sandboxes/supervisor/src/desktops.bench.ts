@@ -131,7 +131,9 @@ export async function benchDesktops(report: Report): Promise<void> {
     });
     // Profiles cost disk, not processes (CMP-4): what a used-then-released bot leaves behind.
     for (const botId of ["bot_bench_a", "bot_bench_b", "bot_bench_c"]) await desktop.release(botId);
-    const [profiles, kib] = (await sh("cd ~/rakazo-home/.browser-profiles && ls -1 | wc -l && du -sk . | cut -f1"))
+    const [profiles, kib] = (
+      await sh("cd ~/rakazo-home/.browser-profiles && ls -1 | wc -l && du -sk . | cut -f1")
+    )
       .trim()
       .split("\n")
       .map(Number) as [number, number];
@@ -178,7 +180,9 @@ async function benchDesktopsPerGiB(report: Report): Promise<void> {
         await desktop.setControlled(`bot_gib_${i}`, true);
         live += 1;
       } catch (error) {
-        reason = String((error as { details?: { reason?: string } }).details?.reason ?? (error as Error).message);
+        reason = String(
+          (error as { details?: { reason?: string } }).details?.reason ?? (error as Error).message,
+        );
         break;
       }
     }
@@ -190,7 +194,11 @@ async function benchDesktopsPerGiB(report: Report): Promise<void> {
       unit: "desktops",
       target: "≥ 4",
     });
-    report({ name: "cgroup memory per live desktop (1 GiB computer)", value: usedMiB / Math.max(1, live), unit: "MiB" });
+    report({
+      name: "cgroup memory per live desktop (1 GiB computer)",
+      value: usedMiB / Math.max(1, live),
+      unit: "MiB",
+    });
   } finally {
     if (ref) await provider.destroy(ref);
     await rm(dataDir, { recursive: true, force: true });
