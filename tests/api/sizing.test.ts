@@ -51,6 +51,24 @@ describe("computer sizing (issue 12)", () => {
     expect(got.json.result.size).toEqual({ memoryMib: 1024, cpus: 1.5, pids: 512 });
   });
 
+  it("computer/get of a running computer reports its live desktops", async () => {
+    const { id } = (await system.rpc("computer/create", { spaceId: tenant.spaceId }, tenant.token)).json
+      .result;
+    const running = await eventually(async () => {
+      const got = await system.rpc("computer/get", { computerId: id }, tenant.token);
+      return got.json.result.state === "running" ? got.json.result : undefined;
+    });
+    expect(running.desktops).toMatchObject({ live: 0 });
+    const observed = await system.rpc(
+      "computer/observe",
+      { computerId: id, botId: tenant.botId },
+      tenant.token,
+    );
+    expect(observed.status, JSON.stringify(observed.json)).toBe(200);
+    const got = await system.rpc("computer/get", { computerId: id }, tenant.token);
+    expect(got.json.result.desktops).toMatchObject({ live: 1, limit: 0, memoryMaxBytes: null });
+  });
+
   it("refuses a size above the deployment's maximum with INVALID_INPUT and records nothing", async () => {
     const before = (await system.rpc("computer/list", { spaceId: tenant.spaceId }, tenant.token)).json.result
       .length;
