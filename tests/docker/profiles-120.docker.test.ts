@@ -7,7 +7,12 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createProvider, isSandboxError, type SandboxProvider } from "@rakazo/sandbox";
+import {
+  createProvider,
+  isSandboxError,
+  type SandboxProvider,
+  type SupervisedDesktop,
+} from "@rakazo/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COMPUTER_IMAGE, dockerUnavailable } from "../support/docker.ts";
 import { buildSupervisorOverlay } from "../support/supervisor-overlay.ts";
@@ -73,7 +78,7 @@ describe.skipIf(unavailable !== undefined)("120 bots' profiles on one Docker com
   it("starts, uses and releases 120 bots' desktops; reopened bots keep their cookies", async () => {
     const sandbox = provider.sandbox(ref);
     const page = sandbox.pageBrowser;
-    const desktop = sandbox.desktop;
+    const desktop = sandbox.desktop as SupervisedDesktop | undefined;
     if (!page || !desktop) throw new Error("the Docker provider wires desktops and page tools");
     /**
      * One visit; a desktop that did not come up in time (the shared 2-core test host can starve
@@ -89,6 +94,19 @@ describe.skipIf(unavailable !== undefined)("120 bots' profiles on one Docker com
         return await page.navigate(botId, `${SITE}/visit?bot=${botId}`);
       }
     };
+    /**
+     * A teardown that does not finish in time leaves its slot reserved and retried before the
+     * next allocation (SCR-3); on a starved host that happens, and is counted rather than fatal.
+     */
+    let slowTeardowns = 0;
+    const release = async (botId: string) => {
+      try {
+        await desktop.release(botId);
+      } catch (error) {
+        if (!isSandboxError(error, "DESKTOP_UNAVAILABLE")) throw error;
+        slowTeardowns += 1;
+      }
+    };
     const bots = Array.from({ length: BOTS }, (_, i) => `bot-${String(i).padStart(3, "0")}`);
     const started = performance.now();
     const queue = [...bots];
@@ -97,13 +115,13 @@ describe.skipIf(unavailable !== undefined)("120 bots' profiles on one Docker com
         for (let botId = queue.shift(); botId; botId = queue.shift()) {
           const first = await visit(botId);
           expect(first.title).toBe("cookie:"); // a fresh profile has no cookie yet
-          await desktop.release(botId);
+          await release(botId);
         }
       }),
     );
     const seconds = (performance.now() - started) / 1000;
-    // Released bots run nothing (CMP-4): no desktop is left.
-    expect(await desktop.list()).toEqual([]);
+    // Released bots run nothing (CMP-4): no desktop is left running.
+    expect((await desktop.list()).filter((slot) => slot.state === "running")).toEqual([]);
 
     const profiles = await sandbox.exec({
       argv: ["sh", "-c", "ls -1 .browser-profiles | wc -l; du -sk .browser-profiles | cut -f1"],
@@ -111,14 +129,14 @@ describe.skipIf(unavailable !== undefined)("120 bots' profiles on one Docker com
     const [count, kib] = profiles.stdout.trim().split("\n").map(Number) as [number, number];
     expect(count).toBe(BOTS);
     console.log(
-      `profiles-120: ${BOTS} bots in ${seconds.toFixed(0)} s, ${retries} slow starts retried (${((seconds * 1000) / BOTS).toFixed(0)} ms each, ${PARALLEL} at a time); ${(kib / BOTS / 1024).toFixed(1)} MiB of disk per profile`,
+      `profiles-120: ${BOTS} bots in ${seconds.toFixed(0)} s, ${retries} slow starts retried, ${slowTeardowns} slow teardowns left for retry (${((seconds * 1000) / BOTS).toFixed(0)} ms each, ${PARALLEL} at a time); ${(kib / BOTS / 1024).toFixed(1)} MiB of disk per profile`,
     );
 
-    expect(retries).toBeLessThan(BOTS / 10);
+    expect(retries + slowTeardowns).toBeLessThan(BOTS / 10);
     for (const botId of [bots[0], bots[59], bots[119]] as string[]) {
       const again = await visit(botId);
       expect(again.title).toBe(`cookie:visitor=${botId}`);
-      await desktop.release(botId);
+      await release(botId);
     }
   }, 1_800_000);
 });
