@@ -174,7 +174,9 @@ async function benchDesktopsPerGiB(report: Report): Promise<void> {
     const desktop = sandbox.desktop as SupervisedDesktop;
     // An image built before admission existed would fill the computer until it thrashes.
     if ((await desktop.capacity()).memoryMaxBytes === null) {
-      throw new Error(`${IMAGE}'s supervisor has no admission yet; rebuild it (infra/sandboxes/image/build.sh)`);
+      throw new Error(
+        `${IMAGE}'s supervisor has no admission yet; rebuild it (infra/sandboxes/image/build.sh)`,
+      );
     }
     let live = 0;
     let reason = "none";
