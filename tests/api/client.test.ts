@@ -30,6 +30,18 @@ interface ExpectedComputer {
 }
 interface ExpectedComputerDetails extends ExpectedComputer {
   tools: readonly ("gh" | "uv" | "pandoc" | "pdftotext" | "python3")[] | null;
+  desktops?:
+    | {
+        live: number;
+        limit: number;
+        memoryUsedBytes: number | null;
+        memoryMaxBytes: number | null;
+        pids: number | null;
+        pidsMax: number | null;
+        desktopMemoryBytes: number | null;
+      }
+    | null
+    | undefined;
 }
 
 let system: TestSystem;

@@ -58,7 +58,8 @@ export const ERROR_MEANING: Record<AppErrorCode, string> = {
   INVALID_PATH: "a file path that escapes the workspace or is not a directory",
   FILE_NOT_FOUND: "no such file in the workspace",
   FILE_TOO_LARGE: "the file is larger than a read returns",
-  MULTI_SCREEN_UNAVAILABLE: "past `SANDBOX_TEAM_SCREEN_LIMIT` (CMP-5)",
+  MULTI_SCREEN_UNAVAILABLE:
+    "no room for another desktop and none idle to close (CMP-5); `details.reason`: `memory`, `pids`, `cpu` (the computer's cgroup) or `limit` (`SANDBOX_TEAM_SCREEN_LIMIT`)",
   DESKTOP_UNAVAILABLE: "the bot's desktop did not start",
   UNSUPPORTED: "this provider or deployment lacks the feature (desktop, screens, page browser, agent model)",
   PROVIDER_ERROR: "the computer's provider failed (`details.providerCode`)",

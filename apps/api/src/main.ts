@@ -9,6 +9,7 @@ import {
   parseRuntimeEnv,
   providerFromEnv,
   requireDatabaseUrl,
+  sizingFromEnv,
 } from "@rakazo/config";
 import { connectDatabase, migrateDatabase } from "@rakazo/db";
 import { startPgBoss } from "@rakazo/jobs";
@@ -39,6 +40,7 @@ const app = createApiApp({
     homes,
     keys,
     runHooks: systemRunHooks,
+    sizing: sizingFromEnv(env),
     ...(env.AGENT_MODEL ? { agentModel: env.AGENT_MODEL } : {}),
     // Screens (SCR-2/4): capabilities sealed with these keys, handed out as web-service URLs.
     ...(env.SCREEN_CAPABILITY_KEYS

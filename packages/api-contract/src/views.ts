@@ -31,6 +31,19 @@ export const computerDetails = computerView.extend({
     .array(z.enum(["gh", "uv", "pandoc", "pdftotext", "python3"]))
     .readonly()
     .nullable(),
+  /** Live desktops, memory used and the bound (CMP-5), for a running computer whose provider says. */
+  desktops: z
+    .strictObject({
+      live: z.number().int(),
+      limit: z.number().int(),
+      memoryUsedBytes: z.number().nullable(),
+      memoryMaxBytes: z.number().nullable(),
+      pids: z.number().int().nullable(),
+      pidsMax: z.number().int().nullable(),
+      desktopMemoryBytes: z.number().nullable(),
+    })
+    .nullable()
+    .optional(),
 });
 
 export const runView = z.strictObject({

@@ -22,6 +22,13 @@ export const runtimeEnvSchema = z.object({
   RAKAZO_COMPUTER_IMAGE: z.string().default("rakazo-computer:latest"),
   DOCKER_SOCKET: z.string().default("/var/run/docker.sock"),
   SANDBOX_TEAM_SCREEN_LIMIT: z.coerce.number().int().min(0).default(0),
+  // Computer sizing (issue 12): the default for new computers and the most `computer/create` may ask.
+  RAKAZO_COMPUTER_MEMORY_MIB: z.coerce.number().int().min(256).default(4_096),
+  RAKAZO_COMPUTER_CPUS: z.coerce.number().min(0.1).max(256).default(2),
+  RAKAZO_COMPUTER_PIDS: z.coerce.number().int().min(64).default(4_096),
+  RAKAZO_COMPUTER_MAX_MEMORY_MIB: z.coerce.number().int().min(256).default(16_384),
+  RAKAZO_COMPUTER_MAX_CPUS: z.coerce.number().min(0.1).max(256).default(4),
+  RAKAZO_COMPUTER_MAX_PIDS: z.coerce.number().int().min(64).default(16_384),
   API_HOST: z.string().default("127.0.0.1"),
   API_PORT: port.default(8787),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),

@@ -123,6 +123,15 @@ export const computers = pgTable(
     /** The home's data key, wrapped by the space's content key (PER-5). */
     dataKeyWrapped: text("data_key_wrapped"),
     lastError: text("last_error"),
+    /**
+     * The computer's size, fixed at create (issue 12): deployment defaults or the caller's
+     * override within the deployment's maximum. Null on computers made before sizing existed:
+     * the provider's defaults apply.
+     */
+    memoryMib: integer("memory_mib"),
+    /** CPUs in thousandths (1500 = 1.5 CPUs). */
+    cpuMillis: integer("cpu_millis"),
+    pidsLimit: integer("pids_limit"),
     /** Last agent or human use; the idle sweeper stops computers unused for too long (CMP-7). */
     lastActivityAt: timestamp("last_activity_at", { withTimezone: true }).notNull().defaultNow(),
     createdAt: createdAt(),

@@ -19,11 +19,18 @@ export type SandboxErrorCode = (typeof SANDBOX_ERROR_CODES)[number];
 
 export class SandboxError extends Error {
   readonly code: SandboxErrorCode;
+  /** Machine-readable context, e.g. `{ reason: "memory" }` of a refused desktop (CMP-5). */
+  readonly details: Record<string, unknown> | undefined;
   override readonly name = "SandboxError";
 
-  constructor(code: SandboxErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(
+    code: SandboxErrorCode,
+    message: string,
+    options?: { cause?: unknown; details?: Record<string, unknown> },
+  ) {
     super(message, options);
     this.code = code;
+    this.details = options?.details;
   }
 }
 

@@ -42,6 +42,19 @@ export interface ProvisionRequest {
   readonly ref?: string | null;
   /** Key of the workspace this machine mounts or restores (stable across replacements). */
   readonly homeKey: string;
+  /** The computer's size (issue 12); absent fields take the provider's deployment defaults. */
+  readonly sizing?: ComputerSizing;
+}
+
+/**
+ * Resources of one computer. Docker maps them 1:1 onto the container's cgroup; remote
+ * providers map them onto their nearest instance size.
+ */
+export interface ComputerSizing {
+  readonly memoryBytes?: number;
+  /** CPUs in billionths, as Docker's NanoCpus (1.5 CPUs = 1_500_000_000). */
+  readonly nanoCpus?: number;
+  readonly pidsLimit?: number;
 }
 
 export interface ProvisionResult {
@@ -242,6 +255,21 @@ export interface SandboxDesktop {
   list(): Promise<DesktopSlotInfo[]>;
   /** Marks the bot's screen as controlled by a person: never evicted at the cap (CMP-5). */
   setControlled?(botId: string, controlled: boolean): Promise<void>;
+  /** Live desktops and what bounds more of them (issue 12); does not start a desktop. */
+  capacity?(): Promise<DesktopCapacity>;
+}
+
+/** How full a computer is with desktops; null where the computer has no such bound. */
+export interface DesktopCapacity {
+  readonly live: number;
+  /** SANDBOX_TEAM_SCREEN_LIMIT; 0 = none. */
+  readonly limit: number;
+  readonly memoryUsedBytes: number | null;
+  readonly memoryMaxBytes: number | null;
+  readonly pids: number | null;
+  readonly pidsMax: number | null;
+  /** What admission charges per new desktop. */
+  readonly desktopMemoryBytes: number | null;
 }
 
 // ---------------------------------------------------------------- optional contracts

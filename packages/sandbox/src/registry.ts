@@ -20,6 +20,7 @@ export interface DockerProviderConfig {
   readonly screenLimit?: number;
   readonly memoryBytes?: number;
   readonly pidsLimit?: number;
+  readonly nanoCpus?: number;
 }
 
 export type ProviderConfig = { [K in ProviderKind]: { kind: K } & ProviderConfigs[K] }[ProviderKind];

@@ -6,6 +6,7 @@ import { SandboxError } from "./errors.ts";
 import type {
   ActResult,
   DesktopAction,
+  DesktopCapacity,
   DesktopSlotInfo,
   Observation,
   SandboxDesktop,
@@ -26,6 +27,7 @@ export interface SupervisedDesktop extends SandboxDesktop {
   list(): Promise<SupervisedSlotInfo[]>;
   /** Marks the bot's desktop as controlled (never evicted at the cap, CMP-5). */
   setControlled(botId: string, controlled: boolean): Promise<void>;
+  capacity(): Promise<DesktopCapacity>;
 }
 
 function malformed(method: string, what: string): SandboxError {
@@ -131,5 +133,28 @@ export function createSupervisedDesktop(transport: SupervisorTransport): Supervi
     async setControlled(botId, controlled) {
       await transport.call("desktop.setControlled", { botId, controlled });
     },
+    async capacity() {
+      return toCapacity(await transport.call("health", {}));
+    },
+  };
+}
+
+/** The supervisor's health as a capacity report; only finite numbers cross (the computer is untrusted). */
+function toCapacity(raw: unknown): DesktopCapacity {
+  const value = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
+  const nested = (key: string, field: string): unknown =>
+    typeof value[key] === "object" && value[key] !== null
+      ? (value[key] as Record<string, unknown>)[field]
+      : undefined;
+  const count = (v: unknown): number | null =>
+    typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : null;
+  return {
+    live: count(value.live) ?? count(value.active) ?? 0,
+    limit: count(value.limit) ?? 0,
+    memoryUsedBytes: count(nested("memory", "usedBytes")),
+    memoryMaxBytes: count(nested("memory", "maxBytes")),
+    pids: count(nested("pids", "current")),
+    pidsMax: count(nested("pids", "max")),
+    desktopMemoryBytes: count(nested("desktopEstimate", "memoryBytes")),
   };
 }

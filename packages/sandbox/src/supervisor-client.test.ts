@@ -73,6 +73,22 @@ describe("unixSocketTransport", () => {
     expect(error).toMatchObject({ code: "MULTI_SCREEN_UNAVAILABLE" });
   });
 
+  it("carries a refusal's reason, and only known scalar details, from the computer (issue 12)", async () => {
+    const stand = await standIn(() => ({
+      ok: false,
+      error: {
+        code: "MULTI_SCREEN_UNAVAILABLE",
+        message: "no room",
+        details: { reason: "memory", active: 4, limit: 0, planted: "x", extra: { deep: 1 } },
+      },
+    }));
+    await stand.listen();
+    const error = await unixSocketTransport(stand.socket)
+      .call("desktop.observe", { botId: "b" })
+      .catch((e: unknown) => e);
+    expect((error as SandboxError).details).toEqual({ reason: "memory", active: 4, limit: 0 });
+  });
+
   it("maps unknown codes to SANDBOX_PROVIDER_ERROR", async () => {
     const stand = await standIn(() => ({ ok: false, error: { code: "WAT", message: "?" } }));
     await stand.listen();

@@ -23,14 +23,37 @@ function toSandboxCode(code: unknown): SandboxErrorCode {
     : "SANDBOX_PROVIDER_ERROR";
 }
 
+/**
+ * Only the known, scalar fields of an error's details cross to callers: the computer is not
+ * trusted to put anything else into an API answer.
+ */
+function refusalDetails(raw: unknown): Record<string, unknown> | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const value = raw as { reason?: unknown; active?: unknown; limit?: unknown };
+  const details: Record<string, unknown> = {};
+  if (typeof value.reason === "string" && /^[a-z]{1,16}$/.test(value.reason)) details.reason = value.reason;
+  if (Number.isInteger(value.active)) details.active = value.active;
+  if (Number.isInteger(value.limit)) details.limit = value.limit;
+  return Object.keys(details).length > 0 ? details : undefined;
+}
+
 /** Unwraps one supervisor answer: the result, or a `SandboxError` carrying the answer's code. */
 export function decodeAnswer(method: string, answer: unknown): unknown {
   if (typeof answer === "object" && answer !== null) {
-    const value = answer as { ok?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown } };
+    const value = answer as {
+      ok?: unknown;
+      result?: unknown;
+      error?: { code?: unknown; message?: unknown; details?: unknown };
+    };
     if (value.ok === true) return value.result;
     if (value.ok === false && typeof value.error === "object" && value.error !== null) {
       const message = typeof value.error.message === "string" ? value.error.message : "supervisor error";
-      throw new SandboxError(toSandboxCode(value.error.code), `${method}: ${message}`);
+      const details = refusalDetails(value.error.details);
+      throw new SandboxError(
+        toSandboxCode(value.error.code),
+        `${method}: ${message}`,
+        details ? { details } : {},
+      );
     }
   }
   throw new SandboxError("SANDBOX_PROVIDER_ERROR", `${method}: malformed supervisor answer`);

@@ -3,6 +3,7 @@ import type { AgentHomeStore, KeyWrapper } from "@rakazo/homes";
 import type { JobQueue } from "@rakazo/jobs";
 import type { Logger } from "@rakazo/log";
 import type { PageBrowser, SandboxProvider } from "@rakazo/sandbox";
+import type { SizingPolicy } from "./computers/sizing.ts";
 import type { RunHooks } from "./runs/runs.ts";
 import type { ScreenServiceConfig } from "./screens/config.ts";
 
@@ -22,6 +23,8 @@ export interface ServiceContext {
   readonly runHooks?: RunHooks;
   /** Screen capabilities (SCR-2, SCR-4): keys and the web service's public URL; optional. */
   readonly screens?: ScreenServiceConfig;
+  /** Computer size defaults and maxima (issue 12); DEFAULT_SIZING when absent. */
+  readonly sizing?: SizingPolicy;
   /** How long a first use of an unprovisioned Team Computer waits for its machine (CMP-1). */
   readonly firstUseWaitMs?: number;
   /** Page browsers for `BROWSER_PROVIDER=emulator` (BRW-7); only a test runtime supplies them. */

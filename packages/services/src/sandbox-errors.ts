@@ -27,7 +27,7 @@ export async function viaProvider<T>(call: () => Promise<T>): Promise<T> {
       throw new AppError(
         FROM_SANDBOX[error.code],
         error.message,
-        { providerCode: error.code },
+        { ...error.details, providerCode: error.code },
         { cause: error },
       );
     }

@@ -4,9 +4,14 @@
  * RAKAZO_WORKSPACE, `--screen-limit` / SANDBOX_TEAM_SCREEN_LIMIT, `--display-base`,
  * `--debug-port-base`, `--log-dir`, `--gateway-listen` / RAKAZO_GATEWAY_LISTEN (`unix:<path>` or
  * `tcp:<host>:<port>`; default `unix:<runDir>/gateway.sock`, `off` disables the screen gateway).
+ * Admission (issue 12): `--cgroup-root` / RAKAZO_CGROUP_ROOT (default /sys/fs/cgroup, `off` = cap
+ * only), RAKAZO_DESKTOP_MEMORY_MIB / RAKAZO_DESKTOP_PIDS (charged per new desktop),
+ * RAKAZO_DESKTOP_FLOOR_MEMORY_MIB / RAKAZO_DESKTOP_FLOOR_PIDS (always kept free),
+ * RAKAZO_DESKTOP_CPU_PRESSURE_MAX (cpu.pressure some avg10 %, 0 = ignore).
  */
 import os from "node:os";
 import path from "node:path";
+import { type AdmissionPolicy, DEFAULT_ADMISSION_POLICY, parseCount, parseMiB } from "./admission.ts";
 import { parseScreenLimit } from "./slot-table.ts";
 import { DEFAULT_LAYOUT } from "./stack-argv.ts";
 
@@ -20,6 +25,9 @@ export interface SupervisorConfig {
   readonly logDir: string;
   /** Where the screen gateway listens (SCR-1); "off" runs none. */
   readonly gatewayListen: string;
+  /** Where the computer's cgroup is mounted; "off" admits on the cap alone. */
+  readonly cgroupRoot: string;
+  readonly admission: AdmissionPolicy;
 }
 
 export const DEFAULT_RUN_DIR = "/run/rakazo";
@@ -62,6 +70,23 @@ export function resolveConfig(flags: ReadonlyMap<string, string>, env: NodeJS.Pr
     logDir: flags.get("log-dir") ?? path.join(os.tmpdir(), "rakazo-supervisor-logs"),
     gatewayListen:
       flags.get("gateway-listen") ?? env.RAKAZO_GATEWAY_LISTEN ?? `unix:${path.join(runDir, "gateway.sock")}`,
+    cgroupRoot: flags.get("cgroup-root") ?? env.RAKAZO_CGROUP_ROOT ?? "/sys/fs/cgroup",
+    admission: resolveAdmission(env),
+  };
+}
+
+function resolveAdmission(env: NodeJS.ProcessEnv): AdmissionPolicy {
+  const base = DEFAULT_ADMISSION_POLICY;
+  return {
+    desktop: {
+      memoryBytes: parseMiB(env.RAKAZO_DESKTOP_MEMORY_MIB, base.desktop.memoryBytes),
+      pids: parseCount(env.RAKAZO_DESKTOP_PIDS, base.desktop.pids),
+    },
+    floor: {
+      memoryBytes: parseMiB(env.RAKAZO_DESKTOP_FLOOR_MEMORY_MIB, base.floor.memoryBytes),
+      pids: parseCount(env.RAKAZO_DESKTOP_FLOOR_PIDS, base.floor.pids),
+    },
+    cpuPressureMax: parseCount(env.RAKAZO_DESKTOP_CPU_PRESSURE_MAX, base.cpuPressureMax),
   };
 }
 
@@ -76,5 +101,6 @@ export function configFlags(config: SupervisorConfig): string[] {
     `--debug-port-base=${config.debugPortBase}`,
     `--log-dir=${config.logDir}`,
     `--gateway-listen=${config.gatewayListen}`,
+    `--cgroup-root=${config.cgroupRoot}`,
   ];
 }

@@ -4,7 +4,9 @@
  * - cold first screenshot for a new bot (through API-side client → socket → supervisor) vs the
  *   bare commands that start one desktop by hand and take one screenshot;
  * - warm observe p50/p95 vs one bare screenshot command timed inside the computer;
- * - memory (PSS) added per extra desktop vs the PSS of one hand-started desktop.
+ * - memory (PSS) added per extra desktop vs the PSS of one hand-started desktop (issue 12);
+ * - disk per released bot profile, and live desktops per GiB (a 1 GiB computer filled until the
+ *   supervisor's admission refuses).
  */
 import { createProvider, type SandboxProvider, type SupervisedDesktop } from "@rakazo/sandbox";
 
@@ -124,10 +126,87 @@ export async function benchDesktops(report: Report): Promise<void> {
       value: perExtra,
       unit: "MiB",
       baseline: bareDesktop / 1024,
-      target: "≤ 350 MiB",
+      ratio: perExtra / (bareDesktop / 1024),
+      target: "≤ 150 MiB (issue 12)",
     });
+    // Profiles cost disk, not processes (CMP-4): what a used-then-released bot leaves behind.
+    for (const botId of ["bot_bench_a", "bot_bench_b", "bot_bench_c"]) await desktop.release(botId);
+    const [profiles, kib] = (
+      await sh("cd ~/rakazo-home/.browser-profiles && ls -1 | wc -l && du -sk . | cut -f1")
+    )
+      .trim()
+      .split("\n")
+      .map(Number) as [number, number];
+    report({ name: "disk per released bot profile", value: kib / profiles / 1024, unit: "MiB" });
   } finally {
     if (provider && ref) await provider.destroy(ref);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  await benchDesktopsPerGiB(report);
+}
+
+/**
+ * Live desktops per GiB (issue 12): a 1 GiB computer (1.5 CPUs, 2048 pids) filled with controlled
+ * desktops until the supervisor's admission refuses; beside it, the count the bare per-desktop
+ * PSS would allow in the same GiB.
+ */
+async function benchDesktopsPerGiB(report: Report): Promise<void> {
+  const { mkdtemp, rm } = await import("node:fs/promises");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const dataDir = await mkdtemp(join(tmpdir(), "rakazo-bench-gib-"));
+  const provider = await createProvider({
+    kind: "docker",
+    image: IMAGE,
+    dataDir,
+    memoryBytes: 1024 ** 3,
+    nanoCpus: 1_500_000_000,
+    pidsLimit: 2048,
+  });
+  let ref: string | undefined;
+  try {
+    ({ ref } = await provider.provision({
+      computerId: `cmp_benchgib${Date.now()}`,
+      mode: "team",
+      homeKey: `home_benchgib${Date.now()}`,
+    }));
+    const sandbox = provider.sandbox(ref);
+    const desktop = sandbox.desktop as SupervisedDesktop;
+    // An image built before admission existed would fill the computer until it thrashes.
+    if ((await desktop.capacity()).memoryMaxBytes === null) {
+      throw new Error(
+        `${IMAGE}'s supervisor has no admission yet; rebuild it (infra/sandboxes/image/build.sh)`,
+      );
+    }
+    let live = 0;
+    let reason = "none";
+    for (let i = 0; i < 24; i += 1) {
+      try {
+        await desktop.observe(`bot_gib_${i}`);
+        await desktop.setControlled(`bot_gib_${i}`, true);
+        live += 1;
+      } catch (error) {
+        reason = String(
+          (error as { details?: { reason?: string } }).details?.reason ?? (error as Error).message,
+        );
+        break;
+      }
+    }
+    const capacity = await desktop.capacity();
+    const usedMiB = (capacity.memoryUsedBytes ?? 0) / 1024 ** 2;
+    report({
+      name: `live desktops per GiB (admitted until refused: ${reason})`,
+      value: live,
+      unit: "desktops",
+      target: "≥ 4",
+    });
+    report({
+      name: "cgroup memory per live desktop (1 GiB computer)",
+      value: usedMiB / Math.max(1, live),
+      unit: "MiB",
+    });
+  } finally {
+    if (ref) await provider.destroy(ref);
     await rm(dataDir, { recursive: true, force: true });
   }
 }

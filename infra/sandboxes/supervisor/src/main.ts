@@ -13,6 +13,7 @@ import {
   writeSync,
 } from "node:fs";
 import path from "node:path";
+import { sampleCgroup } from "./cgroup.ts";
 import { parseFlags, resolveConfig, type SupervisorConfig } from "./config.ts";
 import { processLauncher } from "./desktop-stack.ts";
 import { parseGatewayListen, ScreenGateway } from "./screen-gateway.ts";
@@ -58,6 +59,8 @@ async function serve(config: SupervisorConfig): Promise<void> {
     workspace: config.workspace,
     layout: { runDir: config.runDir, displayBase: config.displayBase, debugPortBase: config.debugPortBase },
     screenLimit: config.screenLimit,
+    ...(config.cgroupRoot === "off" ? {} : { sampleCgroup: () => sampleCgroup(config.cgroupRoot) }),
+    admission: config.admission,
     onSlotClosing: (index, generation) => gateway?.closeSlot(index, generation),
   });
   if (config.gatewayListen !== "off") {

@@ -31,7 +31,15 @@ export type SupervisorErrorCode =
 
 export type SupervisorAnswer<T = unknown> =
   | { readonly ok: true; readonly result: T }
-  | { readonly ok: false; readonly error: { readonly code: string; readonly message: string } };
+  | {
+      readonly ok: false;
+      readonly error: {
+        readonly code: string;
+        readonly message: string;
+        /** e.g. `{ reason: "memory" | "pids" | "cpu" | "limit", active, limit }` for MULTI_SCREEN_UNAVAILABLE. */
+        readonly details?: Record<string, unknown>;
+      };
+    };
 
 export interface WireSlotRef {
   readonly index: number;
@@ -72,6 +80,16 @@ export interface SlotInfoWire {
 export interface HealthResult {
   readonly ok: true;
   readonly pid: number;
+  /** Slots holding resources (starting, running, stopping, teardown_failed). */
   readonly active: number;
+  /** SANDBOX_TEAM_SCREEN_LIMIT; 0 = no explicit cap. */
   readonly limit: number;
+  /** Desktops running now. */
+  readonly live: number;
+  /** The computer's cgroup: what bounds new desktops (null = unbounded or unreadable). */
+  readonly memory: { readonly usedBytes: number | null; readonly maxBytes: number | null };
+  readonly pids: { readonly current: number | null; readonly max: number | null };
+  readonly cpuPressure: number | null;
+  /** What admission charges per new desktop. */
+  readonly desktopEstimate: { readonly memoryBytes: number; readonly pids: number };
 }

@@ -151,7 +151,14 @@ export function dispatch(
 
 export function toAnswer(error: unknown): SupervisorAnswer {
   if (error instanceof SupervisorError)
-    return { ok: false, error: { code: error.code, message: error.message } };
+    return {
+      ok: false,
+      error: {
+        code: error.code,
+        message: error.message,
+        ...(error.details ? { details: error.details } : {}),
+      },
+    };
   return {
     ok: false,
     error: { code: "SANDBOX_PROVIDER_ERROR", message: (error as Error)?.message ?? String(error) },

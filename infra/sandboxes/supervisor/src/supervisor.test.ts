@@ -3,6 +3,7 @@ import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { MIB } from "./admission.ts";
 import type { DesktopStack, StackLauncher } from "./desktop-stack.ts";
 import type { StackPlan } from "./stack-argv.ts";
 import { Supervisor } from "./supervisor.ts";
@@ -143,5 +144,48 @@ describe("Supervisor", () => {
     const { sup, state } = supervisor(0);
     await Promise.all([sup.observe("a"), sup.observe("a"), sup.act("a", [])]);
     expect(state.started).toHaveLength(1);
+  });
+  it("admits by the cgroup: evicts an idle uncontrolled desktop, never a controlled one, then refuses with the reason (issue 12)", async () => {
+    const memory = memoryLauncher();
+    let clock = 0;
+    // A computer with room for two desktops: each live stack costs 200 MiB of a 700 MiB cgroup.
+    const sup = new Supervisor({
+      launcher: memory.launcher,
+      workspace: "/ws",
+      layout: { runDir: mkdtempSync(path.join(os.tmpdir(), "sup-")), displayBase: 10, debugPortBase: 9300 },
+      screenLimit: 0,
+      now: () => ++clock,
+      sampleCgroup: () => ({
+        memoryUsed: 100 * MIB + memory.live.size * 200 * MIB,
+        memoryMax: 700 * MIB,
+        pidsCurrent: 10,
+        pidsMax: 10_000,
+        cpuPressure: null,
+      }),
+      admission: {
+        desktop: { memoryBytes: 200 * MIB, pids: 10 },
+        floor: { memoryBytes: 100 * MIB, pids: 10 },
+        cpuPressureMax: 0,
+      },
+    });
+    await sup.observe("a");
+    await sup.observe("b");
+    expect(sup.health()).toMatchObject({ live: 2, memory: { usedBytes: 500 * MIB, maxBytes: 700 * MIB } });
+    sup.setControlled("b", true);
+    await sup.observe("c"); // a is idle and uncontrolled: evicted
+    expect(
+      sup
+        .list()
+        .map((s) => s.botId)
+        .sort(),
+    ).toEqual(["b", "c"]);
+    sup.setControlled("c", true);
+    const started = Date.now();
+    await expect(sup.observe("d")).rejects.toMatchObject({
+      code: "MULTI_SCREEN_UNAVAILABLE",
+      details: { reason: "memory", active: 2 },
+    });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(memory.live.size).toBe(2); // nothing controlled was torn down
   });
 });

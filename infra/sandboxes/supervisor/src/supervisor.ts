@@ -10,18 +10,27 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { actionSteps, InvalidActionError } from "./actions.ts";
+import {
+  type AdmissionPolicy,
+  type CgroupSample,
+  DEFAULT_ADMISSION_POLICY,
+  planAdmission,
+} from "./admission.ts";
 import { type DesktopStack, type StackLauncher, StackStartError } from "./desktop-stack.ts";
 import { profileDir } from "./profile-dir.ts";
 import type { ActResultWire, HealthResult, ObserveResult, SlotInfoWire, SlotState } from "./protocol.ts";
-import { activeCount, planAllocation, type SlotView } from "./slot-table.ts";
+import { activeCount, type SlotView } from "./slot-table.ts";
 import { planStack, type StackLayout } from "./stack-argv.ts";
 
 export class SupervisorError extends Error {
   readonly code: string;
+  /** Machine-readable context for the caller (e.g. `reason` of a refusal); never secrets. */
+  readonly details: Record<string, unknown> | undefined;
   override readonly name = "SupervisorError";
-  constructor(code: string, message: string) {
+  constructor(code: string, message: string, details?: Record<string, unknown>) {
     super(message);
     this.code = code;
+    this.details = details;
   }
 }
 
@@ -44,6 +53,9 @@ export interface SupervisorOptions {
   /** 0 = no cap (CMP-5). */
   readonly screenLimit: number;
   readonly now?: () => number;
+  /** Reads the computer's cgroup before each new desktop (cgroup.ts); none = only the cap applies. */
+  readonly sampleCgroup?: () => CgroupSample | null;
+  readonly admission?: AdmissionPolicy;
   /** Called before a slot generation is torn down: the screen gateway closes its viewers (SCR-3). */
   readonly onSlotClosing?: (index: number, generation: number) => void;
 }
@@ -68,11 +80,18 @@ export class Supervisor {
   }
 
   health(): HealthResult {
+    const sample = this.#options.sampleCgroup?.() ?? null;
+    const policy = this.#options.admission ?? DEFAULT_ADMISSION_POLICY;
     return {
       ok: true,
       pid: process.pid,
       active: activeCount(this.#views()),
       limit: this.#options.screenLimit,
+      live: this.#slots.filter((slot) => slot.state === "running").length,
+      memory: { usedBytes: sample?.memoryUsed ?? null, maxBytes: sample?.memoryMax ?? null },
+      pids: { current: sample?.pidsCurrent ?? null, max: sample?.pidsMax ?? null },
+      cpuPressure: sample?.cpuPressure ?? null,
+      desktopEstimate: { memoryBytes: policy.desktop.memoryBytes, pids: policy.desktop.pids },
     };
   }
 
@@ -303,11 +322,20 @@ export class Supervisor {
     for (const slot of this.#slots) if (slot.state === "teardown_failed") await this.#teardown(slot);
     // Each pass either reserves, fails, or frees/poisons one victim, so this terminates.
     for (;;) {
-      const plan = planAllocation(this.#views(), this.#options.screenLimit);
+      const plan = planAdmission(
+        this.#views(),
+        this.#options.screenLimit,
+        this.#options.sampleCgroup?.() ?? null,
+        this.#options.admission ?? DEFAULT_ADMISSION_POLICY,
+      );
       if (plan.kind === "unavailable") {
+        // Refused at once, never queued: a queue would stall the caller and thrash the computer.
         throw new SupervisorError(
           "MULTI_SCREEN_UNAVAILABLE",
-          `all ${plan.limit} desktops are in use and none is idle and uncontrolled (SANDBOX_TEAM_SCREEN_LIMIT)`,
+          plan.reason === "limit"
+            ? `all ${plan.limit} desktops are in use and none is idle and uncontrolled (SANDBOX_TEAM_SCREEN_LIMIT)`
+            : `no room for another desktop (${plan.reason}); ${plan.active} desktops are live and none is idle and uncontrolled`,
+          { reason: plan.reason, active: plan.active, limit: plan.limit },
         );
       }
       if (plan.kind === "evict") {

@@ -13,6 +13,14 @@ export const computerCreate = defineContract({
     name: z.string().trim().min(1).max(100).optional(),
     mode: z.enum(["team", "private"]).default("team"),
     botId: z.string().regex(ids.bot).optional(),
+    // Issue 12: within the deployment's maximum (RAKAZO_COMPUTER_MAX_*), else INVALID_INPUT.
+    size: z
+      .strictObject({
+        memoryMib: z.number().int().min(256).optional(),
+        cpus: z.number().min(0.1).optional(),
+        pids: z.number().int().min(64).optional(),
+      })
+      .optional(),
   }),
   output: computerView,
 });

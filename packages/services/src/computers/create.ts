@@ -3,6 +3,7 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 import { requireBotInSpace, requireMembership } from "../identity/spaces.ts";
 import { enqueueOperation, recordOperation } from "./operations.ts";
+import { type ComputerSize, DEFAULT_SIZING, resolveSize } from "./sizing.ts";
 import { type ComputerView, toComputerView } from "./view.ts";
 
 export interface CreateComputerInput {
@@ -11,6 +12,8 @@ export interface CreateComputerInput {
   readonly mode: ComputerMode;
   /** Required for a private computer: the bot whose whole workspace it is (CMP-1). */
   readonly botId?: string;
+  /** Overrides the deployment's default size, within its maximum (issue 12). */
+  readonly size?: Partial<ComputerSize>;
 }
 
 /** Records the computer and queues its provisioning; the worker brings it to `running`. */
@@ -24,6 +27,7 @@ export async function createComputer(
     if (!input.botId) throw new AppError("INVALID_INPUT", "a private computer needs botId");
     await requireBotInSpace(ctx, input.spaceId, input.botId);
   }
+  const size = resolveSize(ctx.sizing ?? DEFAULT_SIZING, input.size);
   const id = newId("computer");
   const { row, operationId } = await ctx.db.transaction(async (tx) => {
     const [inserted] = await tx
@@ -37,6 +41,9 @@ export async function createComputer(
         providerKind: ctx.provider.kind,
         state: "provisioning",
         homeKey: id.replace(/^cmp_/, "home_"),
+        memoryMib: size.memoryMib,
+        cpuMillis: Math.round(size.cpus * 1000),
+        pidsLimit: size.pids,
       })
       .returning();
     const operationId = await recordOperation(tx, id, "provision", "queued");

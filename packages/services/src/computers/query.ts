@@ -1,4 +1,5 @@
 import { computers } from "@rakazo/db";
+import type { DesktopCapacity } from "@rakazo/sandbox";
 import { and, asc, eq, ne, sql } from "drizzle-orm";
 import type { Caller, ServiceContext } from "../context.ts";
 import { requireMembership } from "../identity/spaces.ts";
@@ -10,7 +11,12 @@ import { type ComputerView, toComputerView } from "./view.ts";
 export interface ComputerDetails extends ComputerView {
   /** Found by probing the running machine; null while none runs or it cannot say. */
   readonly tools: readonly ProbedTool[] | null;
+  /** Live desktops, memory used and the bound (CMP-5); absent when the provider cannot say. */
+  readonly desktops?: DesktopCapacity | null;
 }
+
+/** How long `computer/get` waits for a running computer's desktop report before leaving it out. */
+const CAPACITY_TIMEOUT_MS = 2_000;
 
 export async function getComputer(
   ctx: ServiceContext,
@@ -18,7 +24,22 @@ export async function getComputer(
   input: { computerId: string },
 ): Promise<ComputerDetails> {
   const row = await requireComputer(ctx, caller, input.computerId);
-  return { ...toComputerView(row), tools: await computerTools(ctx, row) };
+  const view = { ...toComputerView(row), tools: await computerTools(ctx, row) };
+  const desktop =
+    row.state === "running" && row.providerRef && row.providerKind === ctx.provider.kind
+      ? ctx.provider.sandbox(row.providerRef).desktop
+      : undefined;
+  if (!desktop?.capacity) return view;
+  // A computer that does not answer in time reports null rather than holding up the read.
+  let timer: NodeJS.Timeout | undefined;
+  const desktops = await Promise.race([
+    desktop.capacity().catch(() => null),
+    new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), CAPACITY_TIMEOUT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  return { ...view, desktops };
 }
 
 export async function listComputers(

@@ -11,6 +11,8 @@ export interface ComputerView {
   readonly state: ComputerRow["state"];
   readonly homeRevision: number;
   readonly lastError: string | null;
+  /** The computer's size (issue 12); null for computers made before sizing (provider defaults). */
+  readonly size: { readonly memoryMib: number; readonly cpus: number; readonly pids: number } | null;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
@@ -26,6 +28,10 @@ export function toComputerView(row: ComputerRow): ComputerView {
     state: row.state,
     homeRevision: row.homeRevision,
     lastError: row.lastError,
+    size:
+      row.memoryMib !== null && row.cpuMillis !== null && row.pidsLimit !== null
+        ? { memoryMib: row.memoryMib, cpus: row.cpuMillis / 1000, pids: row.pidsLimit }
+        : null,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

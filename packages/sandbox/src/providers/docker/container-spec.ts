@@ -24,6 +24,8 @@ export const WORKSPACE_USER = `${WORKSPACE_UID}:${WORKSPACE_GID}`;
 
 export const DEFAULT_MEMORY_BYTES = 4 * 1024 ** 3;
 export const DEFAULT_PIDS_LIMIT = 4096;
+/** CPU is always bounded (issue 12): one computer never takes every core of the host. */
+export const DEFAULT_NANO_CPUS = 2_000_000_000;
 /** Chromium needs more than Docker's 64 MB default /dev/shm. */
 export const SHM_SIZE_BYTES = 256 * 1024 ** 2;
 export const DEFAULT_LABEL_PREFIX = "rakazo";
@@ -95,6 +97,8 @@ export interface ContainerSpecInput {
   readonly labelPrefix: string;
   readonly memoryBytes: number;
   readonly pidsLimit: number;
+  /** Defaults to DEFAULT_NANO_CPUS: a container without a CPU bound is never created. */
+  readonly nanoCpus?: number;
   /** Overrides the image's CMD (the supervisor daemon); for images without a supervisor. */
   readonly command?: readonly string[];
   /** Extra environment for the computer, e.g. `SANDBOX_TEAM_SCREEN_LIMIT` for the supervisor. */
@@ -128,6 +132,7 @@ export function containerCreateOptions(input: ContainerSpecInput): Docker.Contai
       NetworkMode: "none",
       Memory: input.memoryBytes,
       MemorySwap: input.memoryBytes,
+      NanoCpus: input.nanoCpus ?? DEFAULT_NANO_CPUS,
       PidsLimit: input.pidsLimit,
       ShmSize: SHM_SIZE_BYTES,
       // The image's ENTRYPOINT is tini; Docker's own init would be a second one.

@@ -5,6 +5,7 @@
  * Invariants are listed in README.md beside this file.
  */
 import { chown, lstat, mkdir, rm } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { SandboxError } from "../../errors.ts";
@@ -27,6 +28,7 @@ import {
   containerCreateOptions,
   DEFAULT_LABEL_PREFIX,
   DEFAULT_MEMORY_BYTES,
+  DEFAULT_NANO_CPUS,
   DEFAULT_PIDS_LIMIT,
   type HostPaths,
   hostPaths,
@@ -68,6 +70,8 @@ export interface DockerProviderOptions {
   readonly dataDir: string;
   readonly memoryBytes?: number;
   readonly pidsLimit?: number;
+  /** Default CPU bound (NanoCpus); a computer's own sizing wins. Capped at the host's cores. */
+  readonly nanoCpus?: number;
   /** Label (and container name) prefix; tests use their own to find and clean up their containers. */
   readonly labelPrefix?: string;
   /** Overrides the image's CMD (the supervisor daemon), e.g. `["sleep","infinity"]` for an image without one. */
@@ -196,8 +200,13 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
         homeKey: request.homeKey,
         paths,
         labelPrefix: prefix,
-        memoryBytes: options.memoryBytes ?? DEFAULT_MEMORY_BYTES,
-        pidsLimit: options.pidsLimit ?? DEFAULT_PIDS_LIMIT,
+        memoryBytes: request.sizing?.memoryBytes ?? options.memoryBytes ?? DEFAULT_MEMORY_BYTES,
+        pidsLimit: request.sizing?.pidsLimit ?? options.pidsLimit ?? DEFAULT_PIDS_LIMIT,
+        // The engine refuses more CPUs than the host has; this engine is the local one.
+        nanoCpus: Math.min(
+          request.sizing?.nanoCpus ?? options.nanoCpus ?? DEFAULT_NANO_CPUS,
+          availableParallelism() * 1_000_000_000,
+        ),
         ...(options.command ? { command: options.command } : {}),
         ...(options.environment ? { environment: options.environment } : {}),
       });

@@ -5,6 +5,7 @@ import {
   computerSlug,
   containerCreateOptions,
   containerName,
+  DEFAULT_NANO_CPUS,
   hostPaths,
   RUNTIME_DIR,
   SHM_SIZE_BYTES,
@@ -13,16 +14,16 @@ import {
 import { createDemuxer, envList, launcherArgv, mapDockerError } from "./docker-exec.ts";
 import { parseListing } from "./workspace-files.ts";
 
-const spec = () =>
-  containerCreateOptions({
-    image: "rakazo-computer:test",
-    computerId: "cmp_123",
-    homeKey: "home_123",
-    paths: hostPaths("/var/lib/rakazo", "cmp_123", "home_123"),
-    labelPrefix: "rakazo",
-    memoryBytes: 2 * 1024 ** 3,
-    pidsLimit: 512,
-  });
+const specInput = () => ({
+  image: "rakazo-computer:test",
+  computerId: "cmp_123",
+  homeKey: "home_123",
+  paths: hostPaths("/var/lib/rakazo", "cmp_123", "home_123"),
+  labelPrefix: "rakazo",
+  memoryBytes: 2 * 1024 ** 3,
+  pidsLimit: 512,
+});
+const spec = () => containerCreateOptions(specInput());
 
 describe("containerCreateOptions", () => {
   it("turns networking off", () => {
@@ -37,6 +38,11 @@ describe("containerCreateOptions", () => {
     const host = spec().HostConfig;
     expect(host?.Memory).toBe(2 * 1024 ** 3);
     expect(host?.MemorySwap).toBe(2 * 1024 ** 3);
+    // A CPU bound is always set, defaulted when the caller gives none (issue 12).
+    expect(host?.NanoCpus).toBe(DEFAULT_NANO_CPUS);
+    expect(
+      containerCreateOptions({ ...specInput(), nanoCpus: 500_000_000, memoryBytes: 1024 ** 3 }).HostConfig,
+    ).toMatchObject({ NanoCpus: 500_000_000, Memory: 1024 ** 3, MemorySwap: 1024 ** 3 });
     expect(host?.PidsLimit).toBe(512);
     expect(host?.ShmSize).toBe(SHM_SIZE_BYTES);
     expect(SHM_SIZE_BYTES).toBeGreaterThanOrEqual(256 * 1024 ** 2);

@@ -281,6 +281,19 @@ export function createFakeProvider(options: FakeProviderOptions): SandboxProvide
             controlled: false,
           }));
         },
+        // Live desktops only: a fake computer has no cgroup to bound them (issue 12).
+        async capacity() {
+          const machine = await running(ref);
+          return {
+            live: Object.keys(machine.desktops).length,
+            limit: options.screenLimit ?? 0,
+            memoryUsedBytes: null,
+            memoryMaxBytes: null,
+            pids: null,
+            pidsMax: null,
+            desktopMemoryBytes: null,
+          };
+        },
       };
 
       return { ref, exec, files, desktop };
