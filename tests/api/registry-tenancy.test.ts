@@ -97,6 +97,9 @@ describe("a foreign id is answered exactly like a missing one", () => {
     const asBob = system.client(bobToken);
     expect((await asBob.call("computer/get", { computerId: foreign.computerId })).state).toBe("running");
     expect((await asBob.call("run/get", { runId: foreign.runId })).status).toBe("running");
-    expect(await asBob.call("computer/list", { spaceId: foreign.spaceId })).toHaveLength(1);
+    // B's space holds its Team Computer (CMP-1) and the running one: both still there.
+    const listed = await asBob.call("computer/list", { spaceId: foreign.spaceId });
+    expect(listed.map((c) => c.id)).toContain(foreign.computerId);
+    expect(listed).toHaveLength(2);
   });
 });

@@ -110,7 +110,9 @@ describe("launcher", () => {
 
     const list = await runCli(launcher.env, ["computers", "--json"]);
     expect(list.code, list.stderr).toBe(0);
+    // The space's Team Computer (CMP-1, created unprovisioned with the space) and the new one.
     expect(JSON.parse(list.stdout)).toEqual([
+      expect.objectContaining({ id: setup.json.result.computerId, state: "unprovisioned" }),
       expect.objectContaining({ id: computer.json.result.id, providerKind: "fake" }),
     ]);
     const status = await runCli(launcher.env, ["status"]);
@@ -118,7 +120,8 @@ describe("launcher", () => {
     expect(status.stdout).toContain("Rakazo is ready");
     expect(status.stdout).toMatch(/api\s+pid \d+ running, http:\/\/127\.0\.0\.1:\d+ listening/);
     expect(status.stdout).toMatch(/postgres\s+pid \d+ running/);
-    expect(status.stdout).toMatch(/computers 1 (provisioning|running) on fake/);
+    expect(status.stdout).toMatch(/computers .*1 (provisioning|running) on fake/);
+    expect(status.stdout).toMatch(/computers .*1 unprovisioned on fake/);
   }, 90_000);
 
   it("Ctrl-C stops the children, then Postgres, with no error line and no postgres left", async () => {

@@ -27,7 +27,7 @@ afterAll(async () => {
 describe("moveStoppedComputers", () => {
   it("moves stopped computers on another kind, destroying their old machine; running ones stay", async () => {
     const old = createFakeProvider({ rootDir: root });
-    const { spaceId } = await createUserWithSpace(database.db, {
+    const { spaceId, computerId: teamComputerId } = await createUserWithSpace(database.db, {
       userName: "u",
       spaceName: "s",
       botName: "b",
@@ -72,7 +72,14 @@ describe("moveStoppedComputers", () => {
       { toKind: "docker", providerOf: async (kind) => (kind === "fake" ? old : undefined) },
     );
 
-    expect(outcome.moved).toEqual([{ id: stoppedId, from: "fake" }]);
+    // The space's Team Computer was never provisioned: it has no machine and simply moves (CMP-1).
+    expect(outcome.moved).toEqual(
+      expect.arrayContaining([
+        { id: stoppedId, from: "fake" },
+        { id: teamComputerId, from: "fake" },
+      ]),
+    );
+    expect(outcome.moved).toHaveLength(2);
     expect(outcome.running).toEqual([{ id: running, providerKind: "fake", state: "running" }]);
     expect(await old.status(machine.ref)).toBe("missing");
     const [moved] = await database.db.select().from(computers).where(eq(computers.id, stoppedId));

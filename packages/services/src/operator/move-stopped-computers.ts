@@ -1,6 +1,6 @@
 /**
  * Operator verb (`./rakazo computers --move-stopped`) after a provider switch: every stopped
- * (or failed) computer still on another provider kind is handed to `toKind`. Its old machine is
+ * (or failed, or never provisioned) computer still on another provider kind is handed to `toKind`. Its old machine is
  * destroyed through its own provider (PRV-3: a ref only ever goes back to its kind), then the
  * row forgets the ref, so the next start provisions a replacement that restores the last stored
  * workspace (PER-2). The workspace itself belongs to the home store and is not touched. Running
@@ -17,7 +17,8 @@ export interface MoveOutcome {
   readonly running: { readonly id: string; readonly providerKind: string; readonly state: string }[];
 }
 
-const MOVABLE = ["stopped", "failed"] as const;
+/** Stopped or failed machines, and Team Computers never provisioned (no machine to destroy). */
+const MOVABLE = ["stopped", "failed", "unprovisioned"] as const;
 
 export async function moveStoppedComputers(
   ctx: Pick<ServiceContext, "db" | "log">,
