@@ -11,6 +11,7 @@ import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalAgentHomeStore } from "@rakazo/homes";
+import { deriveScreenKey, newCapabilityId, sealCapability } from "@rakazo/protocol/capability";
 import {
   createProvider,
   isSandboxError,
@@ -20,11 +21,6 @@ import {
   type SupervisedDesktop,
 } from "@rakazo/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  deriveScreenKey,
-  newCapabilityId,
-  sealCapability,
-} from "../../infra/sandboxes/supervisor/src/capability-codec.ts";
 import { COMPUTER_IMAGE, dockerUnavailable } from "../support/docker.ts";
 
 const unavailable = await dockerUnavailable();

@@ -9,10 +9,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createPageMethods } from "@rakazo/page-helper";
 import type { PageActResult, PageBrowser } from "@rakazo/sandbox";
-import { createSupervisedPageBrowser } from "@rakazo/sandbox";
+import { createSupervisedPageBrowser, inProcessTransport } from "@rakazo/sandbox";
 import type { HeadlessPageBrowsers } from "@rakazo/services";
-import { createPageMethods } from "@rakazo/supervisor/page";
 
 /** Chromium for tests (recipes.md): the system binary, never a download. */
 export const HEADLESS_CHROMIUM = "/usr/bin/chromium";
@@ -92,13 +92,13 @@ export function startHeadlessBrowsers(
         downloads: { dir: join(dir, "downloads"), workspacePath: "downloads" },
       });
     };
-    const page = createSupervisedPageBrowser({
-      async call(method, params) {
+    const page = createSupervisedPageBrowser(
+      inProcessTransport(async (method, params) => {
         const botId = (params as { botId: string }).botId;
         const methods = await methodsFor(botId);
         return methods[method as keyof typeof methods](params as Record<string, unknown>);
-      },
-    });
+      }),
+    );
     return {
       navigate: (botId, url) => page.navigate(botId, url),
       snapshot: (botId) => page.snapshot(botId),

@@ -3,9 +3,14 @@
  * shared service token, where a capability's gateway is and which ticket to present there.
  * The answer is validated before use; nothing from it is ever logged.
  */
-export type GatewayTarget =
-  | { readonly transport: "unix"; readonly socketPath: string }
-  | { readonly transport: "http"; readonly url: string; readonly headers: Readonly<Record<string, string>> };
+import {
+  SCREEN_AUTHORITY_PATH,
+  type ScreenGatewayTarget,
+  screenAuthorityAnswerSchema,
+} from "@rakazo/protocol";
+
+/** The protocol's one gateway target type (also `ScreenGatewayTarget` in @rakazo/sandbox). */
+export type GatewayTarget = ScreenGatewayTarget;
 
 export type RejectReason =
   | "invalid_path"
@@ -39,54 +44,34 @@ export interface AuthorityClientOptions {
   readonly timeoutMs?: number;
 }
 
-const TICKET = /^rs1\.[A-Za-z0-9_-]{1,32}\.[A-Za-z0-9_-]{20,2000}$/;
 const DETAIL = /^[a-z_]{1,40}$/;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** The authority's answer, or undefined when it is not a usable target. */
+/** The authority's answer (@rakazo/protocol's schema), or undefined when it is not a usable target. */
 export function parseAuthorization(body: unknown): Extract<Authorization, { ok: true }> | undefined {
-  const result = isRecord(body) ? body.result : undefined;
-  if (!isRecord(result) || !isRecord(result.target)) return undefined;
-  const { target, ticket, policy } = result;
-  if (typeof ticket !== "string" || !TICKET.test(ticket)) return undefined;
-  if (policy !== "view" && policy !== "control") return undefined;
+  const parsed = screenAuthorityAnswerSchema.safeParse(isRecord(body) ? body.result : undefined);
+  if (!parsed.success) return undefined;
+  const { target, ticket, policy } = parsed.data;
   if (target.transport === "unix") {
-    const socketPath = target.socketPath;
-    if (typeof socketPath !== "string" || !socketPath.startsWith("/") || socketPath.length > 107)
-      return undefined;
-    return { ok: true, target: { transport: "unix", socketPath }, ticket, policy };
+    return { ok: true, target: { transport: "unix", socketPath: target.socketPath }, ticket, policy };
   }
-  if (target.transport === "http") {
-    let url: URL;
-    try {
-      url = new URL(String(target.url));
-    } catch {
-      return undefined;
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
-    const headers: Record<string, string> = {};
-    if (target.headers !== undefined) {
-      if (!isRecord(target.headers)) return undefined;
-      for (const [key, value] of Object.entries(target.headers)) {
-        if (typeof value !== "string") return undefined;
-        headers[key] = value;
-      }
-    }
-    return {
-      ok: true,
-      target: { transport: "http", url: url.href.replace(/\/$/, ""), headers },
-      ticket,
-      policy,
-    };
-  }
-  return undefined;
+  return {
+    ok: true,
+    target: {
+      transport: "http",
+      url: new URL(target.url).href.replace(/\/$/, ""),
+      headers: target.headers ?? {},
+    },
+    ticket,
+    policy,
+  };
 }
 
 export function createAuthorityClient(options: AuthorityClientOptions): ScreenAuthority {
-  const endpoint = `${options.apiUrl.replace(/\/$/, "")}/internal/screens/authorize`;
+  const endpoint = `${options.apiUrl.replace(/\/$/, "")}${SCREEN_AUTHORITY_PATH}`;
   return {
     async authorize(capability) {
       let response: Response;

@@ -21,7 +21,7 @@ import {
   newCapabilityId,
   type ScreenPolicy,
   sealCapability,
-} from "@rakazo/supervisor/capability";
+} from "@rakazo/protocol/capability";
 import WebSocket from "ws";
 import { BLAST_BYTES } from "./bench/constants.ts";
 

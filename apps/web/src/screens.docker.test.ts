@@ -16,6 +16,7 @@ import {
   createSupervisedScreens,
   type SandboxProvider,
   SUPERVISOR_CLI_COMMAND,
+  type SupervisorTransport,
   unixSocketTransport,
 } from "@rakazo/sandbox";
 import {
@@ -42,10 +43,10 @@ const IMAGE = process.env.RAKAZO_COMPUTER_IMAGE ?? "rakazo-computer:latest";
 const ready = !(await requireDocker("a Docker computer's screen in Chromium", [CHROMIUM.executablePath]))
   .skip;
 
-function transportOf(context: DockerDesktopContext) {
-  let transport: Promise<ReturnType<typeof unixSocketTransport>> | undefined;
+function transportOf(context: DockerDesktopContext): SupervisorTransport {
+  let transport: Promise<SupervisorTransport> | undefined;
   return {
-    call: async (method: string, params: unknown) => {
+    call: async (method, params) => {
       transport ??= context.hostRuntimeDir().then((dir) =>
         unixSocketTransport(path.join(dir, "supervisor.sock"), {
           startSupervisor: async () => {

@@ -5,10 +5,10 @@
  */
 import http from "node:http";
 import https from "node:https";
+import { type ScreenGatewayTarget as GatewayTarget, TICKET_HEADER } from "@rakazo/protocol";
 import WebSocket from "ws";
-import type { GatewayTarget } from "./authority.ts";
 
-export const TICKET_HEADER = "x-rakazo-screen-ticket";
+export { TICKET_HEADER };
 
 /** `GET /v1/screen` on the gateway: its HTTP status (200 when the ticket would be served). */
 export function gatewayStatus(target: GatewayTarget, ticket: string, timeoutMs = 5000): Promise<number> {

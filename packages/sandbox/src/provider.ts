@@ -10,6 +10,31 @@
  * paths and `..` segments are refused with `INVALID_PATH` by every implementation.
  */
 import type { Readable } from "node:stream";
+import type {
+  DesktopAction,
+  PageAction,
+  PageActResult,
+  PageNavigation,
+  PageSnapshot,
+  ScreenGatewayTarget,
+} from "@rakazo/protocol";
+
+// The wire shapes are @rakazo/protocol's (written once); re-exported where providers use them.
+export {
+  DESKTOP_SCREEN,
+  type DesktopAction,
+  type MouseButton,
+  PAGE_MAX_ELEMENTS,
+  PAGE_MAX_TEXT_CHARS,
+  type PageActErrorCode,
+  type PageAction,
+  type PageActResult,
+  type PageElement,
+  type PageNavigation,
+  type PageSnapshot,
+  type Point,
+  type ScreenGatewayTarget,
+} from "@rakazo/protocol";
 
 /**
  * Kinds with an adapter in this build. A new adapter adds its kind here, and the registry
@@ -98,16 +123,6 @@ export interface Sandbox {
 
 // ---------------------------------------------------------------- screens (SCR-1..4)
 
-/** Where the web service reaches a computer's gateway. Never shown to browsers (SCR-4). */
-export type ScreenGatewayTarget =
-  | { readonly transport: "unix"; readonly socketPath: string }
-  | {
-      readonly transport: "http";
-      readonly url: string;
-      /** Provider credentials for protected port hosting (PRV-4); sent by the proxy only. */
-      readonly headers?: Readonly<Record<string, string>>;
-    };
-
 export interface ScreenRevocationRule {
   readonly id?: string;
   readonly botId?: string;
@@ -179,36 +194,6 @@ export interface SandboxFiles {
 }
 
 // ---------------------------------------------------------------- desktop
-
-export type MouseButton = "left" | "right" | "middle";
-
-export interface Point {
-  readonly x: number;
-  readonly y: number;
-}
-
-/** One step of an ordered, batched desktop action (TOOL-1). */
-export type DesktopAction =
-  | { readonly type: "move"; readonly x: number; readonly y: number }
-  | {
-      readonly type: "click";
-      readonly x?: number;
-      readonly y?: number;
-      readonly button?: MouseButton;
-      readonly double?: boolean;
-    }
-  | { readonly type: "drag"; readonly from: Point; readonly to: Point; readonly button?: MouseButton }
-  | {
-      readonly type: "scroll";
-      readonly x?: number;
-      readonly y?: number;
-      readonly dx?: number;
-      readonly dy: number;
-    }
-  | { readonly type: "type"; readonly text: string }
-  /** xdotool-style key combo: "ctrl+l", "Return", "shift+Tab". */
-  | { readonly type: "key"; readonly keys: string }
-  | { readonly type: "wait"; readonly ms: number };
 
 export interface Observation {
   /** PNG bytes of the bot's screen. */
@@ -291,88 +276,6 @@ export interface PageBrowser {
   navigate(botId: string, url: string): Promise<PageNavigation>;
   snapshot(botId: string): Promise<PageSnapshot>;
   act(botId: string, actions: readonly PageAction[]): Promise<PageActResult>;
-}
-
-export const PAGE_MAX_ELEMENTS = 80;
-export const PAGE_MAX_TEXT_CHARS = 8_000;
-
-export interface PageNavigation {
-  readonly url: string;
-  readonly title: string;
-  /** HTTP status of the main document, when the backend knows it. */
-  readonly status?: number;
-}
-
-export interface PageElement {
-  /** Opaque; valid only for the document it was taken from. */
-  readonly ref: string;
-  /** ARIA-ish role: link, button, textbox, checkbox, radio, combobox, … */
-  readonly role: string;
-  /** Accessible name (label, text, aria-label, placeholder). */
-  readonly name: string;
-  /** Current value of form fields; `"••••"` for password fields (BRW-3). */
-  readonly value?: string;
-  readonly checked?: boolean;
-  readonly disabled?: boolean;
-  readonly href?: string;
-}
-
-export interface PageSnapshot {
-  readonly url: string;
-  readonly title: string;
-  /** Visible text, whitespace-collapsed, cut to `PAGE_MAX_TEXT_CHARS`. */
-  readonly text: string;
-  readonly textTruncated: boolean;
-  /** In document order, at most `PAGE_MAX_ELEMENTS`. */
-  readonly elements: readonly PageElement[];
-  /** Interactive elements left out by the cap. */
-  readonly omittedElements: number;
-  /** Frames on the page; their content is not in the snapshot (use desktop tools, BRW-4). */
-  readonly frames: number;
-}
-
-/** One step of an ordered page action batch. Keys are DOM key names: "Enter", "Tab", "Escape". */
-export type PageAction =
-  | { readonly type: "click"; readonly ref: string }
-  /** Replaces the field's value with `text`. */
-  | { readonly type: "fill"; readonly ref: string; readonly text: string }
-  | { readonly type: "select"; readonly ref: string; readonly value: string }
-  | { readonly type: "check"; readonly ref: string; readonly checked: boolean }
-  | { readonly type: "press"; readonly key: string; readonly ref?: string }
-  | { readonly type: "scroll"; readonly dy: number }
-  | { readonly type: "wait"; readonly ms: number };
-
-export type PageActErrorCode =
-  /** The ref belongs to an earlier document or a removed element (never retargeted). */
-  | "STALE_REF"
-  /** No such ref was ever handed out for this document. */
-  | "UNKNOWN_REF"
-  /** The element cannot take this action (hidden, disabled, covered, wrong kind, in a frame). */
-  | "NOT_ACTIONABLE"
-  /** The action was sent but its effect did not settle in time (e.g. a navigation that hangs). */
-  | "TIMEOUT"
-  | "FAILED";
-
-export interface PageActResult {
-  /** How many actions, from the start of the batch, are confirmed done. */
-  readonly completed: number;
-  readonly total: number;
-  /** The page after the batch (or after the failure). */
-  readonly url: string;
-  readonly title: string;
-  /** Files the batch downloaded, saved under the workspace's `downloads/` folder. */
-  readonly downloads: readonly { readonly path: string; readonly size: number }[];
-  readonly error?: {
-    readonly code: PageActErrorCode;
-    readonly message: string;
-    /** Index of the failed action; equals `completed`. */
-    readonly index: number;
-    /**
-     * True when the failed action was (or may have been) delivered to the page, so its effect
-     * is unknown: check with a snapshot before doing anything that could repeat it.
-     */
-    readonly uncertain: boolean;
-  };
 }
 
 export interface TerminalRequest {

@@ -10,7 +10,12 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SandboxError } from "./errors.ts";
 import { createSupervisedDesktop } from "./supervised-desktop.ts";
-import { type CommandExec, commandTransport, unixSocketTransport } from "./supervisor-client.ts";
+import {
+  type CommandExec,
+  commandTransport,
+  inProcessTransport,
+  unixSocketTransport,
+} from "./supervisor-client.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -98,7 +103,7 @@ describe("unixSocketTransport", () => {
   });
 
   it("starts the supervisor when nothing listens, then retries once", async () => {
-    const stand = await standIn(() => ({ ok: true, result: { ok: true } }));
+    const stand = await standIn(() => ({ ok: true, result: HEALTH }));
     let started = 0;
     const transport = unixSocketTransport(stand.socket, {
       startSupervisor: async () => {
@@ -106,7 +111,7 @@ describe("unixSocketTransport", () => {
         await stand.listen();
       },
     });
-    await expect(transport.call("health", {})).resolves.toEqual({ ok: true });
+    await expect(transport.call("health", {})).resolves.toEqual(HEALTH);
     expect(started).toBe(1);
   });
 
@@ -138,7 +143,7 @@ describe("commandTransport", () => {
     expect(argvs).toEqual([
       [
         "node",
-        "/opt/rakazo/supervisor/src/cli.ts",
+        "/opt/rakazo/supervisor.mjs",
         "desktop.act",
         JSON.stringify({ botId: "b", actions: [{ type: "key", keys: "ctrl+l" }] }),
       ],
@@ -162,6 +167,19 @@ describe("commandTransport", () => {
   });
 });
 
+/** A well-formed `health` result (the protocol's table validates every result). */
+const HEALTH = {
+  ok: true,
+  pid: 7,
+  active: 0,
+  limit: 0,
+  live: 0,
+  memory: { usedBytes: null, maxBytes: null },
+  pids: { current: null, max: null },
+  cpuPressure: null,
+  desktopEstimate: { memoryBytes: 1, pids: 1 },
+};
+
 describe("createSupervisedDesktop", () => {
   it("decodes list entries into dates and refuses malformed results", async () => {
     const entry = {
@@ -176,7 +194,7 @@ describe("createSupervisedDesktop", () => {
       debugPort: 9300,
     };
     let result: unknown = [entry];
-    const desktop = createSupervisedDesktop({ call: async () => result });
+    const desktop = createSupervisedDesktop(inProcessTransport(() => result));
     const [info] = await desktop.list();
     expect(info?.lastUsedAt).toEqual(new Date("2025-01-01T00:00:01.000Z"));
     expect(info?.vncSocket).toBe("/run/rakazo/vnc/slot0-g1.sock");

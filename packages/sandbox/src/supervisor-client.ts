@@ -8,14 +8,23 @@
  *   remote providers use); the CLI starts the daemon when it is not running.
  */
 import http from "node:http";
+import {
+  parseSupervisorAnswer,
+  type SupervisorCaller,
+  type SupervisorMethod,
+  SupervisorProtocolError,
+  type SupervisorResult,
+} from "@rakazo/protocol";
 import { SANDBOX_ERROR_CODES, SandboxError, type SandboxErrorCode } from "./errors.ts";
 
-export interface SupervisorTransport {
-  call(method: string, params: unknown): Promise<unknown>;
-}
+/**
+ * A typed supervisor call (@rakazo/protocol's method table): params checked at compile time,
+ * results validated against the method's result schema on arrival.
+ */
+export type SupervisorTransport = SupervisorCaller;
 
-/** Where the image puts the supervisor; `rakazo-supervisor` on PATH is the same CLI. */
-export const SUPERVISOR_CLI_COMMAND: readonly string[] = ["node", "/opt/rakazo/supervisor/src/cli.ts"];
+/** Where the image puts the supervisor bundle; `rakazo-supervisor` on PATH is the same CLI. */
+export const SUPERVISOR_CLI_COMMAND: readonly string[] = ["node", "/opt/rakazo/supervisor.mjs"];
 
 function toSandboxCode(code: unknown): SandboxErrorCode {
   return (SANDBOX_ERROR_CODES as readonly unknown[]).includes(code)
@@ -37,26 +46,25 @@ function refusalDetails(raw: unknown): Record<string, unknown> | undefined {
   return Object.keys(details).length > 0 ? details : undefined;
 }
 
-/** Unwraps one supervisor answer: the result, or a `SandboxError` carrying the answer's code. */
-export function decodeAnswer(method: string, answer: unknown): unknown {
-  if (typeof answer === "object" && answer !== null) {
-    const value = answer as {
-      ok?: unknown;
-      result?: unknown;
-      error?: { code?: unknown; message?: unknown; details?: unknown };
-    };
-    if (value.ok === true) return value.result;
-    if (value.ok === false && typeof value.error === "object" && value.error !== null) {
-      const message = typeof value.error.message === "string" ? value.error.message : "supervisor error";
-      const details = refusalDetails(value.error.details);
-      throw new SandboxError(
-        toSandboxCode(value.error.code),
-        `${method}: ${message}`,
-        details ? { details } : {},
-      );
-    }
+/**
+ * Unwraps one supervisor answer: the result, validated against the method's result schema, or
+ * a `SandboxError` carrying the answer's code. Anything else is `SANDBOX_PROVIDER_ERROR`.
+ */
+export function decodeAnswer<M extends SupervisorMethod>(method: M, raw: unknown): SupervisorResult<M> {
+  let answer: ReturnType<typeof parseSupervisorAnswer<M>>;
+  try {
+    answer = parseSupervisorAnswer(method, raw);
+  } catch (error) {
+    if (!(error instanceof SupervisorProtocolError)) throw error;
+    throw new SandboxError("SANDBOX_PROVIDER_ERROR", error.message);
   }
-  throw new SandboxError("SANDBOX_PROVIDER_ERROR", `${method}: malformed supervisor answer`);
+  if (answer.ok) return answer.result;
+  const details = refusalDetails(answer.error.details);
+  throw new SandboxError(
+    toSandboxCode(answer.error.code),
+    `${method}: ${answer.error.message}`,
+    details ? { details } : {},
+  );
 }
 
 const NOT_LISTENING = new Set(["ENOENT", "ECONNREFUSED"]);
@@ -197,6 +205,20 @@ export function commandTransport(
         );
       }
       return decodeAnswer(method, answer);
+    },
+  };
+}
+
+/**
+ * A transport over an in-process handler (tests, or a supervisor embedded in the host): the
+ * handler's return value is checked exactly like an answer that crossed a socket.
+ */
+export function inProcessTransport(
+  handle: (method: SupervisorMethod, params: unknown) => unknown | Promise<unknown>,
+): SupervisorTransport {
+  return {
+    async call(method, params) {
+      return decodeAnswer(method, { ok: true, result: await handle(method, params) });
     },
   };
 }

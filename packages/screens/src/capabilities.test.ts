@@ -3,7 +3,7 @@
  * 10 finding 4): `cap + "A"` or an altered last character is `malformed`, never the same screen.
  */
 
-import { openCapability } from "@rakazo/supervisor/capability";
+import { openCapability } from "@rakazo/protocol/capability";
 import { describe, expect, it } from "vitest";
 import { gatewayTicket, mintScreenCapability, openScreenCapability } from "./capabilities.ts";
 import { gatewayKey, generateScreenKeys, parseScreenKeys } from "./keyring.ts";

@@ -12,7 +12,7 @@ import {
   type ScreenClaims,
   type ScreenPolicy,
   sealCapability,
-} from "@rakazo/supervisor/capability";
+} from "@rakazo/protocol/capability";
 import { gatewayKey, type ScreenKeyring, urlKey } from "./keyring.ts";
 
 export const DEFAULT_CAPABILITY_TTL_MS = 15 * 60_000;

@@ -4,6 +4,6 @@ export {
   type OpenResult,
   type ScreenClaims,
   type ScreenPolicy,
-} from "@rakazo/supervisor/capability";
+} from "@rakazo/protocol/capability";
 export * from "./capabilities.ts";
 export * from "./keyring.ts";

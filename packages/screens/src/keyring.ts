@@ -8,7 +8,7 @@
  * keys (`gatewayKeysFor`).
  */
 import { randomBytes } from "node:crypto";
-import { deriveScreenKey, isKeyId } from "@rakazo/supervisor/capability";
+import { deriveScreenKey, isKeyId } from "@rakazo/protocol/capability";
 
 export interface ScreenKeyring {
   readonly activeKid: string;

@@ -16,8 +16,8 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { deriveScreenKey, newCapabilityId, sealCapability } from "@rakazo/protocol/capability";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deriveScreenKey, newCapabilityId, sealCapability } from "./capability-codec.ts";
 
 const TOOLS = ["Xvfb", "x11vnc", "xdotool", "chromium"];
 const missing = TOOLS.filter((tool) => spawnSync("sh", ["-c", `command -v ${tool}`]).status !== 0);

@@ -7,14 +7,16 @@ import { timingSafeEqual } from "node:crypto";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import type http from "node:http";
 import path from "node:path";
-import { isKeyId, type ScreenClaims, type ScreenPolicy } from "./capability-codec.ts";
+import { isKeyId, type ScreenClaims, type ScreenPolicy } from "@rakazo/protocol/capability";
 
-export const TICKET_HEADER = "x-rakazo-screen-ticket";
-export const CLOSE_REVOKED = 4001;
-export const CLOSE_SLOT_CLOSED = 4002;
-/** A control connection reached its capability's expiry, i.e. its control lease's (TKO-1). */
-export const CLOSE_EXPIRED = 4003;
-export const CLOSE_POLICY = 1008;
+// The ticket header and close codes are the protocol's: the web proxy reads the same ones.
+export {
+  CLOSE_EXPIRED,
+  CLOSE_POLICY,
+  CLOSE_REVOKED,
+  CLOSE_SLOT_CLOSED,
+  TICKET_HEADER,
+} from "@rakazo/protocol";
 
 export type GatewayListen = { readonly path: string } | { readonly host: string; readonly port: number };
 

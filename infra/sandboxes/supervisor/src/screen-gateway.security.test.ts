@@ -7,9 +7,14 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import {
+  deriveScreenKey,
+  newCapabilityId,
+  type ScreenClaims,
+  sealCapability,
+} from "@rakazo/protocol/capability";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { deriveScreenKey, newCapabilityId, type ScreenClaims, sealCapability } from "./capability-codec.ts";
 import { type GatewaySlot, ScreenGateway, TICKET_HEADER } from "./screen-gateway.ts";
 import {
   CLIENT_HANDSHAKE,

@@ -22,7 +22,7 @@ import http from "node:http";
 import net from "node:net";
 import path from "node:path";
 import type { Duplex } from "node:stream";
-import { openCapability, type ScreenClaims } from "./capability-codec.ts";
+import { openCapability, type ScreenClaims } from "@rakazo/protocol/capability";
 import { pipeClientInput } from "./client-input.ts";
 import {
   CLOSE_EXPIRED,

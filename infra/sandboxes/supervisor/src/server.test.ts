@@ -82,3 +82,49 @@ describe("page.* dispatch", () => {
     expect(started).toHaveLength(0);
   });
 });
+
+describe("params validated with the protocol's method table (issue 13)", () => {
+  it("refuses malformed params as INVALID_ACTION before anything runs", async () => {
+    const { supervisor, started, call } = await setup();
+    for (const [method, params] of [
+      ["desktop.setControlled", { botId: "ada", controlled: "yes" }],
+      ["desktop.observe", { botId: 7 }],
+      ["desktop.act", { botId: "ada", actions: "click" }],
+      ["page.act", { botId: "ada", actions: [{ type: "hover", ref: "e1" }] }],
+      ["page.act", { botId: "ada", actions: [] }],
+      ["page.navigate", { botId: "ada" }],
+      ["screens.revoke", { rules: [{ botId: "ada" }] }],
+    ] as const) {
+      const answer = await call(method, params);
+      expect(answer, `${method} ${JSON.stringify(params)}`).toMatchObject({
+        ok: false,
+        error: { code: "INVALID_ACTION", message: expect.stringContaining(method) },
+      });
+    }
+    expect(started).toHaveLength(0);
+    expect(supervisor.list()).toEqual([]);
+  });
+
+  it("answers an unknown method with SANDBOX_PROVIDER_ERROR", async () => {
+    const { call } = await setup();
+    expect(await call("desktop.format", {})).toMatchObject({
+      ok: false,
+      error: { code: "SANDBOX_PROVIDER_ERROR" },
+    });
+  });
+
+  it("fails a malformed desktop action at its index, after the ones before it ran", async () => {
+    const { call } = await setup();
+    const answer = await call("desktop.act", {
+      botId: "ada",
+      actions: [
+        { type: "wait", ms: 0 },
+        { type: "wait", ms: 60_000 },
+      ],
+    });
+    expect(answer).toMatchObject({
+      ok: true,
+      result: { completed: 1, total: 2, error: { code: "INVALID_ACTION", index: 1 } },
+    });
+  });
+});

@@ -4,54 +4,24 @@
  */
 import http from "node:http";
 import path from "node:path";
-import { createPageMethods, PageMethodError } from "./page/page-methods.ts";
-import type { SupervisorAnswer, SupervisorMethod } from "./protocol.ts";
-import type { GatewayKeys, RevocationRule, ScreenGateway } from "./screen-gateway.ts";
+import { createPageMethods, PageMethodError } from "@rakazo/page-helper";
+import {
+  type DeepReadonly,
+  isSupervisorMethod,
+  SUPERVISOR_METHODS,
+  type SupervisorAnswer,
+  type SupervisorMethod,
+  type SupervisorParsedParams,
+  type SupervisorResult,
+} from "@rakazo/protocol";
+import type { ScreenGateway } from "./screen-gateway.ts";
 import { type Supervisor, SupervisorError } from "./supervisor.ts";
 
 const MAX_BODY = 1024 * 1024;
 
-type Params = Record<string, unknown>;
-
-function str(params: Params, key: string): string {
-  const value = params[key];
-  if (typeof value !== "string") throw new SupervisorError("INVALID_ACTION", `${key} must be a string`);
-  return value;
-}
-
 function gatewayOf(gateway: ScreenGateway | undefined): ScreenGateway {
   if (!gateway) throw new SupervisorError("DESKTOP_UNAVAILABLE", "this supervisor runs no screen gateway");
   return gateway;
-}
-
-function revocationRules(value: unknown): RevocationRule[] {
-  if (!Array.isArray(value) || value.length === 0 || value.length > 1000) {
-    throw new SupervisorError("INVALID_ACTION", "rules must be a non-empty array (at most 1000)");
-  }
-  return value.map((raw) => {
-    const rule = (raw ?? {}) as Record<string, unknown>;
-    const optional = (key: string, type: "string" | "number") => {
-      const v = rule[key];
-      if (v === undefined) return undefined;
-      if (typeof v !== type) throw new SupervisorError("INVALID_ACTION", `rule.${key} must be a ${type}`);
-      return v as never;
-    };
-    const parsed: RevocationRule = {
-      id: optional("id", "string"),
-      botId: optional("botId", "string"),
-      policy: optional("policy", "string"),
-      subject: optional("subject", "string"),
-      issuedAtOrBefore: optional("issuedAtOrBefore", "number"),
-      expiresAt: optional("expiresAt", "number") ?? 0,
-    };
-    if (parsed.id === undefined && parsed.issuedAtOrBefore === undefined) {
-      throw new SupervisorError("INVALID_ACTION", "a rule needs id or issuedAtOrBefore");
-    }
-    if (parsed.policy !== undefined && parsed.policy !== "view" && parsed.policy !== "control") {
-      throw new SupervisorError("INVALID_ACTION", "rule.policy must be view or control");
-    }
-    return Object.fromEntries(Object.entries(parsed).filter(([, v]) => v !== undefined)) as RevocationRule;
-  });
 }
 
 type PageMethods = ReturnType<typeof createPageMethods>;
@@ -76,15 +46,14 @@ function pagesOf(supervisor: Supervisor): PageMethods {
  * `DESKTOP_UNAVAILABLE`, `PAGE_TIMEOUT`). Action failures such as `STALE_REF` are not errors:
  * they are part of the `page.act` result.
  */
-function pageCall(
+function pageCall<M extends "page.navigate" | "page.snapshot" | "page.act">(
   supervisor: Supervisor,
-  method: "page.navigate" | "page.snapshot" | "page.act",
-  params: Params,
-): Promise<unknown> {
-  const botId = str(params, "botId");
-  return supervisor.withDesktop(botId, async () => {
+  method: M,
+  params: SupervisorParsedParams<M>,
+): Promise<DeepReadonly<SupervisorResult<M>>> {
+  return supervisor.withDesktop(params.botId, async () => {
     try {
-      return await pagesOf(supervisor)[method](params);
+      return (await pagesOf(supervisor)[method](params as never)) as DeepReadonly<SupervisorResult<M>>;
     } catch (error) {
       if (error instanceof SupervisorError) throw error;
       if (error instanceof PageMethodError) throw new SupervisorError(error.code, error.message);
@@ -93,60 +62,75 @@ function pageCall(
   });
 }
 
+type Handler<M extends SupervisorMethod> = (
+  supervisor: Supervisor,
+  params: SupervisorParsedParams<M>,
+  gateway: ScreenGateway | undefined,
+) => DeepReadonly<SupervisorResult<M>> | Promise<DeepReadonly<SupervisorResult<M>>>;
+
+/** One handler per method of the protocol's table; a method added there fails to compile here. */
+const HANDLERS: { readonly [M in SupervisorMethod]: Handler<M> } = {
+  health: (supervisor) => supervisor.health(),
+  "desktop.observe": (supervisor, { botId }) => supervisor.observe(botId),
+  // Each action is validated on its own, so a malformed one fails the batch at its index.
+  "desktop.act": (supervisor, { botId, actions }) => supervisor.act(botId, actions),
+  "desktop.release": (supervisor, { botId }) => supervisor.release(botId),
+  "desktop.list": (supervisor) => supervisor.list(),
+  "desktop.setControlled": (supervisor, { botId, controlled }) => supervisor.setControlled(botId, controlled),
+  "screens.configure": (_, params, gateway) => {
+    try {
+      return gatewayOf(gateway).configure(params);
+    } catch (error) {
+      if (error instanceof SupervisorError) throw error;
+      throw new SupervisorError("INVALID_ACTION", (error as Error).message);
+    }
+  },
+  "screens.revoke": (_, { rules }, gateway) => gatewayOf(gateway).revoke(rules),
+  "screens.check": (_, { ticket }, gateway) => {
+    // Answers whether the ticket would be served now, and why not (the API's authority asks).
+    const verdict = gatewayOf(gateway).verify(ticket);
+    return verdict.ok
+      ? {
+          ok: true,
+          policy: verdict.claims.policy,
+          slot: verdict.claims.slot,
+          generation: verdict.claims.generation,
+        }
+      : { ok: false, reason: verdict.reason };
+  },
+  "screens.connections": (_, __, gateway) => gatewayOf(gateway).connections(),
+  "page.navigate": (supervisor, params) => pageCall(supervisor, "page.navigate", params),
+  "page.snapshot": (supervisor, params) => pageCall(supervisor, "page.snapshot", params),
+  "page.act": (supervisor, params) => pageCall(supervisor, "page.act", params),
+};
+
+/** Validates `params` with the method's schema from the protocol's table, then runs the method. */
 export function dispatch(
   supervisor: Supervisor,
   method: string,
-  params: Params,
+  params: unknown,
   gateway?: ScreenGateway,
 ): Promise<unknown> | unknown {
-  switch (method as SupervisorMethod) {
-    case "health":
-      return supervisor.health();
-    case "desktop.observe":
-      return supervisor.observe(str(params, "botId"));
-    case "desktop.act":
-      return supervisor.act(str(params, "botId"), params.actions);
-    case "desktop.release":
-      return supervisor.release(str(params, "botId"));
-    case "desktop.list":
-      return supervisor.list();
-    case "desktop.setControlled":
-      if (typeof params.controlled !== "boolean") {
-        throw new SupervisorError("INVALID_ACTION", "controlled must be a boolean");
-      }
-      return supervisor.setControlled(str(params, "botId"), params.controlled);
-    case "screens.configure":
-      try {
-        return gatewayOf(gateway).configure(params as unknown as GatewayKeys);
-      } catch (error) {
-        if (error instanceof SupervisorError) throw error;
-        throw new SupervisorError("INVALID_ACTION", (error as Error).message);
-      }
-    case "screens.revoke":
-      return gatewayOf(gateway).revoke(revocationRules(params.rules));
-    case "screens.check": {
-      // Answers whether the ticket would be served now, and why not (the API's authority asks).
-      const verdict = gatewayOf(gateway).verify(
-        typeof params.ticket === "string" ? params.ticket : undefined,
-      );
-      return verdict.ok
-        ? {
-            ok: true,
-            policy: verdict.claims.policy,
-            slot: verdict.claims.slot,
-            generation: verdict.claims.generation,
-          }
-        : { ok: false, reason: verdict.reason };
-    }
-    case "screens.connections":
-      return gatewayOf(gateway).connections();
-    case "page.navigate":
-    case "page.snapshot":
-    case "page.act":
-      return pageCall(supervisor, method as "page.navigate" | "page.snapshot" | "page.act", params);
-    default:
-      throw new SupervisorError("SANDBOX_PROVIDER_ERROR", `unknown method ${JSON.stringify(method)}`);
+  if (!isSupervisorMethod(method)) {
+    throw new SupervisorError("SANDBOX_PROVIDER_ERROR", `unknown method ${JSON.stringify(method)}`);
   }
+  return run(method, supervisor, params, gateway);
+}
+
+function run<M extends SupervisorMethod>(
+  method: M,
+  supervisor: Supervisor,
+  params: unknown,
+  gateway: ScreenGateway | undefined,
+): ReturnType<Handler<M>> {
+  const parsed = SUPERVISOR_METHODS[method].params.safeParse(params);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
+    throw new SupervisorError("INVALID_ACTION", `${method}: ${where}${issue?.message ?? "invalid params"}`);
+  }
+  const handler = HANDLERS[method] as Handler<M>;
+  return handler(supervisor, parsed.data as SupervisorParsedParams<M>, gateway) as ReturnType<Handler<M>>;
 }
 
 export function toAnswer(error: unknown): SupervisorAnswer {
@@ -194,7 +178,7 @@ export function createRpcServer(supervisor: Supervisor, gateway?: ScreenGateway)
         if (typeof params !== "object" || params === null || Array.isArray(params)) {
           throw new SupervisorError("INVALID_ACTION", "params must be a JSON object");
         }
-        const result = await dispatch(supervisor, match[1] as string, params as Params, gateway);
+        const result = await dispatch(supervisor, match[1] as string, params, gateway);
         reply(200, { ok: true, result });
       } catch (error) {
         reply(

@@ -1,36 +1,10 @@
+import { desktopActionSchema } from "@rakazo/protocol";
 import { z } from "zod";
 import { defineContract, ids } from "../define.ts";
 import { screenSlot } from "../views.ts";
 
-const coordinate = z.number().int().min(0).max(16_384);
-const button = z.enum(["left", "right", "middle"]);
-const point = z.strictObject({ x: coordinate, y: coordinate });
-
-/** Desktop actions as the API accepts them (TOOL-1); the supervisor executes them in order. */
-export const desktopAction = z.discriminatedUnion("type", [
-  z.strictObject({ type: z.literal("move"), x: coordinate, y: coordinate }),
-  z.strictObject({
-    type: z.literal("click"),
-    x: coordinate.optional(),
-    y: coordinate.optional(),
-    button: button.optional(),
-    double: z.boolean().optional(),
-  }),
-  z.strictObject({ type: z.literal("drag"), from: point, to: point, button: button.optional() }),
-  z.strictObject({
-    type: z.literal("scroll"),
-    x: coordinate.optional(),
-    y: coordinate.optional(),
-    dx: z.number().int().min(-100).max(100).optional(),
-    dy: z.number().int().min(-100).max(100),
-  }),
-  z.strictObject({ type: z.literal("type"), text: z.string().min(1).max(10_000) }),
-  z.strictObject({
-    type: z.literal("key"),
-    keys: z.string().regex(/^[A-Za-z0-9_+]+$/, "keys look like ctrl+l, Return or shift+Tab"),
-  }),
-  z.strictObject({ type: z.literal("wait"), ms: z.number().int().min(0).max(10_000) }),
-]);
+/** Desktop actions as the API accepts them (TOOL-1): @rakazo/protocol's one schema. */
+export const desktopAction = desktopActionSchema;
 
 const botTarget = {
   computerId: z.string().regex(ids.computer),

@@ -6,14 +6,13 @@ import http from "node:http";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createSupervisedPageBrowser } from "@rakazo/sandbox";
+import { createPageMethods, safeDownloadName } from "@rakazo/page-helper";
+import { createSupervisedPageBrowser, inProcessTransport } from "@rakazo/sandbox";
 import { runPageBrowserContract } from "@rakazo/sandbox/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requireTools } from "../../../../../tests/support/tools.ts";
-import { chromiumArgv, planStack } from "../stack-argv.ts";
-import { listeningSocketsOf } from "../testing/listening-sockets.ts";
-import { safeDownloadName } from "./downloads.ts";
-import { createPageMethods } from "./page-methods.ts";
+import { requireTools } from "../../../../tests/support/tools.ts";
+import { chromiumArgv, planStack } from "./stack-argv.ts";
+import { listeningSocketsOf } from "./testing/listening-sockets.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 let base: string;
@@ -180,9 +179,11 @@ if (!methodsGate.skip) {
     name: "supervisor page methods on headless Chromium",
     create: ({ navigationTimeoutMs }) => {
       const page = createPageMethods({ debuggingPortFor: () => port, navigationTimeoutMs });
-      return createSupervisedPageBrowser({
-        call: (method, params) => page[method as keyof typeof page](params as Record<string, unknown>),
-      });
+      return createSupervisedPageBrowser(
+        inProcessTransport((method, params) =>
+          page[method as keyof typeof page](params as Record<string, unknown>),
+        ),
+      );
     },
     timeoutMs: 30_000,
   });

@@ -12,14 +12,21 @@
  *
  * Downloads during an action are watched by ./downloads.ts.
  */
-import type { PageAction, PageActResult, PageNavigation, PageSnapshot } from "@rakazo/sandbox";
+import {
+  PAGE_MAX_ELEMENTS,
+  PAGE_MAX_TEXT_CHARS,
+  type PageAction,
+  type PageActResult,
+  type PageNavigation,
+  type PageSnapshot,
+  SUPERVISOR_METHODS,
+} from "@rakazo/protocol";
 import { CdpConnection, CdpError, pageTargetUrl } from "./cdp.ts";
 import { DownloadWatch } from "./downloads.ts";
 import { HELPER_WORLD, installHelper } from "./helper.ts";
 import { sleep } from "./sleep.ts";
 
-export const MAX_ELEMENTS = 80;
-export const MAX_TEXT_CHARS = 8_000;
+export { safeDownloadName } from "./downloads.ts";
 
 export interface PageMethodsOptions {
   /** The bot's Chromium debugging port on 127.0.0.1; throws when the bot has no desktop. */
@@ -322,21 +329,26 @@ export function createPageMethods(options: PageMethodsOptions) {
       }),
 
     "page.snapshot": (params: Params): Promise<PageSnapshot> =>
-      withTab(params, (tab) => tab.helper<PageSnapshot>("snapshot", MAX_ELEMENTS, MAX_TEXT_CHARS)),
+      withTab(params, (tab) => tab.helper<PageSnapshot>("snapshot", PAGE_MAX_ELEMENTS, PAGE_MAX_TEXT_CHARS)),
 
     "page.act": (params: Params): Promise<PageActResult> =>
       withTab(params, async (tab, port) => {
-        const actions = params.actions;
-        if (!Array.isArray(actions) || actions.length === 0 || actions.length > 50) {
-          throw new PageMethodError("INVALID_ACTION", "actions must be a list of 1 to 50 page actions");
+        const parsed = SUPERVISOR_METHODS["page.act"].params.shape.actions.safeParse(params.actions);
+        if (!parsed.success) {
+          const issue = parsed.error.issues[0];
+          throw new PageMethodError(
+            "INVALID_ACTION",
+            `actions must be a list of 1 to 50 page actions (${issue?.path.join(".") ?? ""}: ${issue?.message ?? "invalid"})`,
+          );
         }
+        const actions = parsed.data;
         const downloads = options.downloads
           ? await DownloadWatch.open(port, options.downloads).catch((error: unknown) => {
               throw unreachable(error);
             })
           : undefined;
         try {
-          return await actOn(tab, actions as PageAction[], downloads);
+          return await actOn(tab, actions, downloads);
         } finally {
           await downloads?.close();
         }
