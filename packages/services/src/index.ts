@@ -12,6 +12,7 @@ export * from "./computers/idle.ts";
 export * from "./computers/jobs.ts";
 export * from "./computers/lifecycle.ts";
 export * from "./computers/query.ts";
+export * from "./computers/network.ts";
 export * from "./computers/sizing.ts";
 export * from "./computers/team-computer.ts";
 export * from "./computers/tools.ts";

@@ -10,6 +10,7 @@ import {
   computerStart,
   computerStop,
 } from "./computer.ts";
+import { computerSetNetwork } from "./network.ts";
 import type { RpcDefinition } from "./define.ts";
 import { computerAct, computerObserve } from "./desktop.ts";
 import { computerFilesList, computerFilesRead } from "./files.ts";
@@ -43,6 +44,7 @@ export const RPCS = [
   computerExec,
   computerStop,
   computerStart,
+  computerSetNetwork,
   computerDelete,
   computerObserve,
   computerAct,

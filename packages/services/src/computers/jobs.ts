@@ -14,6 +14,7 @@ import { mountsHome } from "../homes/context.ts";
 import { destroyComputerHome } from "../homes/destroy.ts";
 import { prepareComputerHome, restoreComputerHome } from "../homes/restore.ts";
 import { updateOperation } from "./operations.ts";
+import { networkOf } from "./network.ts";
 import { sizingOf } from "./sizing.ts";
 
 type ComputerJob = { computerId: string; operationId: string };
@@ -75,6 +76,7 @@ export async function runProvisionJob(
       homeKey: computer.homeKey,
       ref: ownRef(ctx, computer),
       sizing: sizingOf(computer),
+      network: networkOf(computer),
     });
     // A new or replacement machine imports the latest stored workspace before use (PER-2, PRV-3).
     if (result.replaced && !mountsHome(ctx.provider.kind)) {
