@@ -42,7 +42,7 @@ import {
 import { mapDockerError, runExec } from "./docker-exec.ts";
 import { createEgressContainers } from "./egress-container.ts";
 import { COMPUTER_SIDE, exposeSocket, type HostSocketName, prepareRunDir } from "./host-sockets.ts";
-import { DEFAULT_EGRESS_NETWORK, networkFingerprint, usesEgressProxy } from "./network-spec.ts";
+import { DEFAULT_EGRESS_NETWORK, networkFingerprint, relayReadyArgv, usesEgressProxy } from "./network-spec.ts";
 import { createWorkspaceFiles } from "./workspace-files.ts";
 
 /** What a desktop implementation (the supervisor client) gets to reach one computer. */
@@ -120,6 +120,17 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     log,
   });
 
+  /** Under egress/allowlist: returns once the computer's relay to its proxy listens (or logs why not). */
+  const awaitRelay = async (ref: string, request: ProvisionRequest): Promise<void> => {
+    if (!usesEgressProxy(request.network)) return;
+    const result = await runExec(docker, ref, { argv: relayReadyArgv(30), cwd: "/", timeoutMs: 40_000 }).catch(
+      () => null,
+    );
+    if (result?.exitCode !== 0) {
+      log({ event: "docker.egress.relay_not_ready", computerId: request.computerId, containerId: ref });
+    }
+  };
+
   const inspect = async (ref: string): Promise<Docker.ContainerInspectInfo | null> => {
     try {
       return await docker.getContainer(ref).inspect();
@@ -176,6 +187,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
         await prepareHostDirs(paths);
         await container.start();
         log({ event: "docker.container.started", computerId: request.computerId, containerId: info.Id });
+        await awaitRelay(info.Id, request);
       }
     } catch (error) {
       // 304: it was started concurrently.
@@ -253,6 +265,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
         throw mapDockerError(error, container.id);
       }
       log({ event: "docker.container.created", computerId: request.computerId, containerId: container.id });
+      await awaitRelay(container.id, request);
       return { ref: container.id, replaced: true };
     },
 

@@ -119,3 +119,18 @@ export function egressProxyCreateOptions(input: EgressProxySpecInput): Docker.Co
     },
   };
 }
+
+/**
+ * A shell loop (run in the computer) that waits until the relay listens on EGRESS_LISTEN, read
+ * from /proc/net/tcp: the supervisor starts it a moment after the container starts, and the
+ * first command after provision must already find its way out.
+ */
+export function relayReadyArgv(timeoutSeconds: number): string[] {
+  const port = Number(EGRESS_LISTEN.split(":")[1]).toString(16).toUpperCase().padStart(4, "0");
+  const tries = Math.max(1, Math.round(timeoutSeconds * 10));
+  return [
+    "sh",
+    "-c",
+    `i=0; while [ $i -lt ${tries} ]; do grep -q ':${port} 00000000:0000 0A' /proc/net/tcp && exit 0; i=$((i+1)); sleep 0.1; done; exit 1`,
+  ];
+}
