@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
-import { type AddressInfo } from "node:net";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createProvider, type NetworkPolicy, type Sandbox, type SandboxProvider } from "@rakazo/sandbox";
@@ -40,9 +40,25 @@ const docker = (...args: string[]): string =>
 function startFixture(image: string, alias: string, marker: string): void {
   const server = `import http.server as h\nclass H(h.BaseHTTPRequestHandler):\n  def do_GET(s):\n    b=b"<html><head><title>${marker}</title></head><body><h1>${marker}</h1></body></html>"\n    s.send_response(200);s.send_header("content-type","text/html");s.send_header("content-length",str(len(b)));s.end_headers();s.wfile.write(b)\nh.HTTPServer(("0.0.0.0",${FIXTURE_PORT}),H).serve_forever()`;
   docker(
-    "run", "-d", "--rm", "--label", LABEL, "--name", `rakazo-nettest-${alias.replace(/\W/g, "-")}-${tag}`,
-    "--network", NETWORK, "--network-alias", alias, "--user", "1000:1000", "--cap-drop", "ALL",
-    image, "python3", "-c", server,
+    "run",
+    "-d",
+    "--rm",
+    "--label",
+    LABEL,
+    "--name",
+    `rakazo-nettest-${alias.replace(/\W/g, "-")}-${tag}`,
+    "--network",
+    NETWORK,
+    "--network-alias",
+    alias,
+    "--user",
+    "1000:1000",
+    "--cap-drop",
+    "ALL",
+    image,
+    "python3",
+    "-c",
+    server,
   );
 }
 
@@ -105,7 +121,12 @@ describe.skipIf(unavailable !== undefined)("network policies under Docker (issue
 
   const computer = async (name: string, network: NetworkPolicy): Promise<Sandbox> => {
     const computerId = `cmp_net${name}${tag}`;
-    const { ref } = await provider.provision({ computerId, homeKey: `home_${computerId}`, mode: "team", network });
+    const { ref } = await provider.provision({
+      computerId,
+      homeKey: `home_${computerId}`,
+      mode: "team",
+      network,
+    });
     refs.push(ref);
     return provider.sandbox(ref);
   };
@@ -148,7 +169,9 @@ describe.skipIf(unavailable !== undefined)("network policies under Docker (issue
 
   it("none: the computer is exactly as isolated as before, and reaches nothing", async () => {
     const sandbox = await computer("none", { mode: "none" });
-    const ifaces = await sandbox.exec({ argv: ["sh", "-c", "ls /sys/class/net; env | grep -ci proxy || true"] });
+    const ifaces = await sandbox.exec({
+      argv: ["sh", "-c", "ls /sys/class/net; env | grep -ci proxy || true"],
+    });
     expect(ifaces.stdout.trim().split("\n")).toEqual(["lo", "0"]);
     expect(await curl(sandbox, ALLOWED)).not.toContain("ALLOWED-FIXTURE");
     expect(await curl(sandbox, BLOCKED)).not.toContain("BLOCKED-FIXTURE");
@@ -182,13 +205,20 @@ describe.skipIf(unavailable !== undefined)("network policies under Docker (issue
     expect(await curl(sandbox, ALLOWED)).toContain("ALLOWED-FIXTURE");
     expect(await curl(sandbox, BLOCKED, "--proxytunnel")).toContain("BLOCKED-FIXTURE");
     expect(await browse(sandbox, "bot-egress", BLOCKED)).toContain("BLOCKED-FIXTURE");
-    expect(await browse(sandbox, "bot-egress", `http://${gateway}:${hostApiPort}/`)).not.toContain("HOST-API");
+    expect(await browse(sandbox, "bot-egress", `http://${gateway}:${hostApiPort}/`)).not.toContain(
+      "HOST-API",
+    );
     await expectHostUnreachable(sandbox);
   }, 240_000);
 
   it("a stopped computer started under another policy gets a machine and proxy that match it", async () => {
     const computerId = `cmp_netchange${tag}`;
-    const first = await provider.provision({ computerId, homeKey: `home_${computerId}`, mode: "team", network: { mode: "none" } });
+    const first = await provider.provision({
+      computerId,
+      homeKey: `home_${computerId}`,
+      mode: "team",
+      network: { mode: "none" },
+    });
     refs.push(first.ref);
     await provider.stop(first.ref);
     const second = await provider.provision({
@@ -202,8 +232,14 @@ describe.skipIf(unavailable !== undefined)("network policies under Docker (issue
     expect(second.ref).not.toBe(first.ref);
     expect(await curl(provider.sandbox(second.ref), ALLOWED)).toContain("ALLOWED-FIXTURE");
     await provider.stop(second.ref);
-    expect(docker("ps", "--filter", `label=rakazo.egress-of=${computerId}`, "-q"), "the proxy stops with its computer").toBe("");
+    expect(
+      docker("ps", "--filter", `label=rakazo.egress-of=${computerId}`, "-q"),
+      "the proxy stops with its computer",
+    ).toBe("");
     await provider.destroy(second.ref);
-    expect(docker("ps", "-a", "--filter", `label=rakazo.egress-of=${computerId}`, "-q"), "and goes with it").toBe("");
+    expect(
+      docker("ps", "-a", "--filter", `label=rakazo.egress-of=${computerId}`, "-q"),
+      "and goes with it",
+    ).toBe("");
   }, 240_000);
 });

@@ -18,8 +18,8 @@ import {
 } from "./rpc/computer.ts";
 import { computerAct, computerObserve } from "./rpc/desktop.ts";
 import { computerFilesList, computerFilesRead } from "./rpc/files.ts";
-import { computerSetNetwork } from "./rpc/network.ts";
 import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./rpc/identity.ts";
+import { computerSetNetwork } from "./rpc/network.ts";
 import {
   computerReleaseControl,
   computerStopBot,

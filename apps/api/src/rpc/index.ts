@@ -10,11 +10,11 @@ import {
   computerStart,
   computerStop,
 } from "./computer.ts";
-import { computerSetNetwork } from "./network.ts";
 import type { RpcDefinition } from "./define.ts";
 import { computerAct, computerObserve } from "./desktop.ts";
 import { computerFilesList, computerFilesRead } from "./files.ts";
 import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./identity.ts";
+import { computerSetNetwork } from "./network.ts";
 import {
   computerReleaseControl,
   computerStopBot,

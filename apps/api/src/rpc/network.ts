@@ -8,7 +8,8 @@ export const computerSetNetwork = defineRpc(
   (ctx, caller, input) => setComputerNetwork(ctx, caller, input),
   {
     activity: (input) => {
-      const hosts = input.network.mode === "allowlist" ? (input.network.allow ?? []).map((entry) => entry.host) : [];
+      const hosts =
+        input.network.mode === "allowlist" ? (input.network.allow ?? []).map((entry) => entry.host) : [];
       return {
         computerId: input.computerId,
         line: `network → ${input.network.mode}${hosts.length > 0 ? ` (${hosts.join(", ")})` : ""}`,

@@ -1,6 +1,6 @@
 /** Issue 16: the in-computer relay carries loopback connections to the egress proxy's socket. */
 import { mkdtempSync, rmSync } from "node:fs";
-import { connect, createServer, type AddressInfo, type Server } from "node:net";
+import { type AddressInfo, connect, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";

@@ -1,8 +1,8 @@
 import { type ComputerMode, computers, newId } from "@rakazo/db";
+import type { NetworkPolicy } from "@rakazo/sandbox";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 import { requireBotInSpace, requireMembership } from "../identity/spaces.ts";
-import type { NetworkPolicy } from "@rakazo/sandbox";
 import { resolveCreatePolicy, storedPolicy } from "./network.ts";
 import { enqueueOperation, recordOperation } from "./operations.ts";
 import { type ComputerSize, DEFAULT_SIZING, resolveSize } from "./sizing.ts";

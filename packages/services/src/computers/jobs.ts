@@ -13,8 +13,8 @@ import { checkpointComputerHome } from "../homes/checkpoint.ts";
 import { mountsHome } from "../homes/context.ts";
 import { destroyComputerHome } from "../homes/destroy.ts";
 import { prepareComputerHome, restoreComputerHome } from "../homes/restore.ts";
-import { updateOperation } from "./operations.ts";
 import { networkOf } from "./network.ts";
+import { updateOperation } from "./operations.ts";
 import { sizingOf } from "./sizing.ts";
 
 type ComputerJob = { computerId: string; operationId: string };

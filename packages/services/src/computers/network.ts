@@ -33,7 +33,8 @@ export function storedPolicy(policy: NetworkPolicy): NonNullable<ComputerRow["ne
 
 /** Lowercased hosts, sorted unique ports; `allow` only under allowlist. */
 export function normalizePolicy(policy: NetworkPolicy): NetworkPolicy {
-  if (!NETWORK_MODES.includes(policy.mode)) throw new AppError("INVALID_INPUT", `unknown network mode ${policy.mode}`);
+  if (!NETWORK_MODES.includes(policy.mode))
+    throw new AppError("INVALID_INPUT", `unknown network mode ${policy.mode}`);
   if (policy.mode !== "allowlist") {
     if (policy.allow && policy.allow.length > 0) {
       throw new AppError("INVALID_INPUT", `network.allow is only for mode allowlist, not ${policy.mode}`);
@@ -49,18 +50,28 @@ export function normalizePolicy(policy: NetworkPolicy): NetworkPolicy {
   };
 }
 
-export function requireSupportedPolicy(provider: Pick<SandboxProvider, "kind" | "capabilities">, policy: NetworkPolicy): void {
+export function requireSupportedPolicy(
+  provider: Pick<SandboxProvider, "kind" | "capabilities">,
+  policy: NetworkPolicy,
+): void {
   const modes = provider.capabilities.networkModes ?? ["none"];
   if (!modes.includes(policy.mode)) {
-    throw new AppError("UNSUPPORTED", `the ${provider.kind} provider cannot enforce network mode ${policy.mode}`, {
-      mode: policy.mode,
-      supported: [...modes],
-    });
+    throw new AppError(
+      "UNSUPPORTED",
+      `the ${provider.kind} provider cannot enforce network mode ${policy.mode}`,
+      {
+        mode: policy.mode,
+        supported: [...modes],
+      },
+    );
   }
 }
 
 /** The policy a new computer gets: the caller's, else the deployment's default. */
-export function resolveCreatePolicy(ctx: Pick<ServiceContext, "provider" | "networkDefault">, requested?: NetworkPolicy): NetworkPolicy {
+export function resolveCreatePolicy(
+  ctx: Pick<ServiceContext, "provider" | "networkDefault">,
+  requested?: NetworkPolicy,
+): NetworkPolicy {
   const policy = normalizePolicy(requested ?? ctx.networkDefault ?? NO_NETWORK_POLICY);
   requireSupportedPolicy(ctx.provider, policy);
   return policy;

@@ -1,5 +1,5 @@
-import type { NetworkPolicy } from "@rakazo/sandbox";
 import { bots, newId, spaceMembers, spaces, users } from "@rakazo/db";
+import type { NetworkPolicy } from "@rakazo/sandbox";
 import { sql } from "drizzle-orm";
 import { insertTeamComputer } from "../computers/team-computer.ts";
 import type { ServiceContext } from "../context.ts";
@@ -42,7 +42,11 @@ export async function bootstrapFirstUser(
         "ALREADY_BOOTSTRAPPED",
         "this installation already has users: use your API token, or mint one on the server with ./rakazo token create --user <name>",
       );
-    return createUserWithSpace(tx, { ...input, providerKind: ctx.provider.kind, network: ctx.networkDefault });
+    return createUserWithSpace(tx, {
+      ...input,
+      providerKind: ctx.provider.kind,
+      network: ctx.networkDefault,
+    });
   });
 }
 
@@ -61,7 +65,11 @@ export async function createUserWithSpace(
   await db.insert(spaces).values({ id: spaceId, name: input.spaceName });
   await db.insert(spaceMembers).values({ spaceId, userId, role: "owner" });
   await db.insert(bots).values({ id: botId, spaceId, name: input.botName });
-  const computerId = await insertTeamComputer(db, { spaceId, providerKind: input.providerKind, network: input.network });
+  const computerId = await insertTeamComputer(db, {
+    spaceId,
+    providerKind: input.providerKind,
+    network: input.network,
+  });
   const token = await issueToken({ db }, { userId, name: "bootstrap" });
   return { userId, spaceId, botId, computerId, tokenId: token.id, token: token.secret };
 }

@@ -9,7 +9,13 @@ import { SandboxError } from "../../errors.ts";
 import type { NetworkPolicy } from "../../provider.ts";
 import { persistentToolEnv } from "../../tool-env.ts";
 import { COMPUTER_SIDE } from "./host-sockets.ts";
-import { computerNetworkEnv, EGRESS_DIR, EGRESS_SIDE, networkFingerprint, usesEgressProxy } from "./network-spec.ts";
+import {
+  computerNetworkEnv,
+  EGRESS_DIR,
+  EGRESS_SIDE,
+  networkFingerprint,
+  usesEgressProxy,
+} from "./network-spec.ts";
 
 /** Where the workspace (the Rakazo-owned home, PER-1) is mounted inside the computer. */
 export const WORKSPACE_DIR = "/home/user/rakazo-home";

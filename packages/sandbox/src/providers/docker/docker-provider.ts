@@ -42,7 +42,12 @@ import {
 import { mapDockerError, runExec } from "./docker-exec.ts";
 import { createEgressContainers } from "./egress-container.ts";
 import { COMPUTER_SIDE, exposeSocket, type HostSocketName, prepareRunDir } from "./host-sockets.ts";
-import { DEFAULT_EGRESS_NETWORK, networkFingerprint, relayReadyArgv, usesEgressProxy } from "./network-spec.ts";
+import {
+  DEFAULT_EGRESS_NETWORK,
+  networkFingerprint,
+  relayReadyArgv,
+  usesEgressProxy,
+} from "./network-spec.ts";
 import { createWorkspaceFiles } from "./workspace-files.ts";
 
 /** What a desktop implementation (the supervisor client) gets to reach one computer. */
@@ -123,9 +128,11 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
   /** Under egress/allowlist: returns once the computer's relay to its proxy listens (or logs why not). */
   const awaitRelay = async (ref: string, request: ProvisionRequest): Promise<void> => {
     if (!usesEgressProxy(request.network)) return;
-    const result = await runExec(docker, ref, { argv: relayReadyArgv(30), cwd: "/", timeoutMs: 40_000 }).catch(
-      () => null,
-    );
+    const result = await runExec(docker, ref, {
+      argv: relayReadyArgv(30),
+      cwd: "/",
+      timeoutMs: 40_000,
+    }).catch(() => null);
     if (result?.exitCode !== 0) {
       log({ event: "docker.egress.relay_not_ready", computerId: request.computerId, containerId: ref });
     }

@@ -100,7 +100,8 @@ export function createEgressContainers(options: EgressOptions): EgressContainers
   const prepareSocketDir = async (dir: string): Promise<void> => {
     await mkdir(dir, { recursive: true, mode: 0o755 });
     // The parent run dir is the host's; still, never chown through a link.
-    if (!(await lstat(dir)).isDirectory()) throw new SandboxError("SANDBOX_PROVIDER_ERROR", `${dir} is not a directory`);
+    if (!(await lstat(dir)).isDirectory())
+      throw new SandboxError("SANDBOX_PROVIDER_ERROR", `${dir} is not a directory`);
     await chown(dir, EGRESS_PROXY_UID, EGRESS_PROXY_UID);
   };
 

@@ -27,7 +27,9 @@ const computer = (network?: NetworkPolicy) =>
     ...(network ? { network } : {}),
   });
 const envOf = (options: { Env?: string[] }) =>
-  Object.fromEntries((options.Env ?? []).map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]));
+  Object.fromEntries(
+    (options.Env ?? []).map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+  );
 
 const policies: Record<string, NetworkPolicy | undefined> = {
   default: undefined,
@@ -37,54 +39,68 @@ const policies: Record<string, NetworkPolicy | undefined> = {
 };
 
 describe("computer container under each policy", () => {
-  it.each(Object.entries(policies))("%s: no interface, no ports, no capabilities, no resolver", (_name, policy) => {
-    const options = computer(policy);
-    expect(options.NetworkDisabled).toBe(true);
-    expect(options.HostConfig?.NetworkMode).toBe("none");
-    expect(options.HostConfig?.PortBindings).toBeUndefined();
-    expect(options.HostConfig?.PublishAllPorts).toBeUndefined();
-    expect(options.ExposedPorts).toBeUndefined();
-    expect(options.HostConfig?.Dns).toBeUndefined();
-    expect(options.HostConfig?.ExtraHosts).toBeUndefined();
-    expect(options.HostConfig?.CapDrop).toEqual(["ALL"]);
-    expect(options.HostConfig?.CapAdd).toBeUndefined();
-    expect(options.HostConfig?.SecurityOpt).toContain("no-new-privileges");
-    expect(options.Labels?.[labelKeys("rakazo").network] ?? "none").toBe(networkFingerprint(policy));
-  });
+  it.each(Object.entries(policies))(
+    "%s: no interface, no ports, no capabilities, no resolver",
+    (_name, policy) => {
+      const options = computer(policy);
+      expect(options.NetworkDisabled).toBe(true);
+      expect(options.HostConfig?.NetworkMode).toBe("none");
+      expect(options.HostConfig?.PortBindings).toBeUndefined();
+      expect(options.HostConfig?.PublishAllPorts).toBeUndefined();
+      expect(options.ExposedPorts).toBeUndefined();
+      expect(options.HostConfig?.Dns).toBeUndefined();
+      expect(options.HostConfig?.ExtraHosts).toBeUndefined();
+      expect(options.HostConfig?.CapDrop).toEqual(["ALL"]);
+      expect(options.HostConfig?.CapAdd).toBeUndefined();
+      expect(options.HostConfig?.SecurityOpt).toContain("no-new-privileges");
+      expect(options.Labels?.[labelKeys("rakazo").network] ?? "none").toBe(networkFingerprint(policy));
+    },
+  );
 
   it("none (and the default) is exactly today's container: no proxy settings, no egress mount", () => {
     expect(computer(undefined)).toEqual(computer({ mode: "none" }));
     const env = envOf(computer({ mode: "none" }));
-    for (const key of ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "RAKAZO_BROWSER_PROXY", "RAKAZO_EGRESS_SOCKET"]) {
+    for (const key of [
+      "HTTP_PROXY",
+      "HTTPS_PROXY",
+      "http_proxy",
+      "RAKAZO_BROWSER_PROXY",
+      "RAKAZO_EGRESS_SOCKET",
+    ]) {
       expect(env[key], key).toBeUndefined();
     }
     expect(computer({ mode: "none" }).HostConfig?.Mounts?.map((m) => m.Target)).not.toContain(EGRESS_DIR);
   });
 
-  it.each(["egress", "allowlist"])("%s: proxy env for tools and the browser, egress socket mounted read-only", (mode) => {
-    const options = computer(policies[mode]);
-    const env = envOf(options);
-    expect(env).toMatchObject({
-      HTTP_PROXY: EGRESS_PROXY_URL,
-      HTTPS_PROXY: EGRESS_PROXY_URL,
-      http_proxy: EGRESS_PROXY_URL,
-      https_proxy: EGRESS_PROXY_URL,
-      NO_PROXY: "localhost,127.0.0.1,::1",
-      RAKAZO_BROWSER_PROXY: EGRESS_PROXY_URL,
-      RAKAZO_EGRESS_SOCKET: EGRESS_SOCKET,
-      RAKAZO_EGRESS_LISTEN: "127.0.0.1:3128",
-    });
-    expect(options.HostConfig?.Mounts).toContainEqual({
-      Type: "bind",
-      Source: paths.egressDir,
-      Target: EGRESS_DIR,
-      ReadOnly: true,
-    });
-  });
+  it.each(["egress", "allowlist"])(
+    "%s: proxy env for tools and the browser, egress socket mounted read-only",
+    (mode) => {
+      const options = computer(policies[mode]);
+      const env = envOf(options);
+      expect(env).toMatchObject({
+        HTTP_PROXY: EGRESS_PROXY_URL,
+        HTTPS_PROXY: EGRESS_PROXY_URL,
+        http_proxy: EGRESS_PROXY_URL,
+        https_proxy: EGRESS_PROXY_URL,
+        NO_PROXY: "localhost,127.0.0.1,::1",
+        RAKAZO_BROWSER_PROXY: EGRESS_PROXY_URL,
+        RAKAZO_EGRESS_SOCKET: EGRESS_SOCKET,
+        RAKAZO_EGRESS_LISTEN: "127.0.0.1:3128",
+      });
+      expect(options.HostConfig?.Mounts).toContainEqual({
+        Type: "bind",
+        Source: paths.egressDir,
+        Target: EGRESS_DIR,
+        ReadOnly: true,
+      });
+    },
+  );
 
   it("fingerprints change with the policy and not otherwise", () => {
     expect(networkFingerprint(undefined)).toBe("none");
-    expect(networkFingerprint({ mode: "egress" })).not.toBe(networkFingerprint({ mode: "allowlist", allow: [] }));
+    expect(networkFingerprint({ mode: "egress" })).not.toBe(
+      networkFingerprint({ mode: "allowlist", allow: [] }),
+    );
     const a = networkFingerprint({ mode: "allowlist", allow: [{ host: "a.test" }] });
     expect(networkFingerprint({ mode: "allowlist", allow: [{ host: "a.test" }] })).toBe(a);
     expect(networkFingerprint({ mode: "allowlist", allow: [{ host: "b.test" }] })).not.toBe(a);
@@ -129,6 +145,8 @@ describe("egress proxy container", () => {
     expect(options.HostConfig?.Mounts).toContainEqual(
       expect.objectContaining({ Source: "/src/egress-proxy/", ReadOnly: true }),
     );
-    expect(egressRules({ mode: "egress", allow: [{ host: "x.test" }] }, { privateAllow: [], hostDeny: [] }).allow).toEqual([]);
+    expect(
+      egressRules({ mode: "egress", allow: [{ host: "x.test" }] }, { privateAllow: [], hostDeny: [] }).allow,
+    ).toEqual([]);
   });
 });

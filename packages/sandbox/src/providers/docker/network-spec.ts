@@ -30,7 +30,10 @@ export const EGRESS_MEMORY_BYTES = 128 * 1024 ** 2;
 /** A label value that changes whenever the policy does: a container with another one is replaced. */
 export function networkFingerprint(policy: NetworkPolicy | undefined): string {
   if (!policy || policy.mode === "none") return "none";
-  const canonical = JSON.stringify({ mode: policy.mode, allow: policy.mode === "allowlist" ? (policy.allow ?? []) : [] });
+  const canonical = JSON.stringify({
+    mode: policy.mode,
+    allow: policy.mode === "allowlist" ? (policy.allow ?? []) : [],
+  });
   return `${policy.mode}-${createHash("sha256").update(canonical).digest("hex").slice(0, 12)}`;
 }
 

@@ -11,7 +11,11 @@ import {
 
 const allowlist: EgressRules = {
   mode: "allowlist",
-  allow: [{ host: "allowed.test" }, { host: "*.docs.test", ports: [8443] }, { host: "93.184.216.34", ports: [80] }],
+  allow: [
+    { host: "allowed.test" },
+    { host: "*.docs.test", ports: [8443] },
+    { host: "93.184.216.34", ports: [80] },
+  ],
   privateAllow: [],
   hostDeny: [],
 };

@@ -54,11 +54,14 @@ function viaConnect(socketPath: string, authority: string): Promise<{ status: nu
         resolve({ status: res.statusCode ?? 0, body: String(res.headers["x-rakazo-egress"] ?? "") });
         return;
       }
-      const inner = request({ createConnection: () => tunnel, path: "/", headers: { host: authority } }, (answer) => {
-        let body = "";
-        answer.on("data", (chunk) => (body += chunk));
-        answer.on("end", () => resolve({ status: answer.statusCode ?? 0, body }));
-      });
+      const inner = request(
+        { createConnection: () => tunnel, path: "/", headers: { host: authority } },
+        (answer) => {
+          let body = "";
+          answer.on("data", (chunk) => (body += chunk));
+          answer.on("end", () => resolve({ status: answer.statusCode ?? 0, body }));
+        },
+      );
       inner.on("error", reject);
       inner.end();
     });
@@ -94,7 +97,12 @@ afterAll(() => {
 describe("egress proxy (allowlist)", () => {
   const rules: EgressRules = {
     mode: "allowlist",
-    allow: [{ host: "allowed.test", ports: [443, 80] }, { host: "rebind.test" }, { host: "private.test" }, { host: "169.254.169.254" }],
+    allow: [
+      { host: "allowed.test", ports: [443, 80] },
+      { host: "rebind.test" },
+      { host: "private.test" },
+      { host: "169.254.169.254" },
+    ],
     privateAllow: [],
     hostDeny: [],
   };
@@ -127,7 +135,10 @@ describe("egress proxy (allowlist)", () => {
     dialled.length = 0;
     expect(await viaConnect(socket, "rebind.test:443")).toEqual({ status: 403, body: "address_forbidden" });
     expect(await viaConnect(socket, "private.test:443")).toEqual({ status: 403, body: "address_private" });
-    expect(await viaConnect(socket, "169.254.169.254:80")).toEqual({ status: 403, body: "address_forbidden" });
+    expect(await viaConnect(socket, "169.254.169.254:80")).toEqual({
+      status: 403,
+      body: "address_forbidden",
+    });
     expect((await viaForward(socket, "http://169.254.169.254/latest/meta-data/")).status).toBe(403);
     expect(dialled).toEqual([]);
   });

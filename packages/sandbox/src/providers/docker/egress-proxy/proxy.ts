@@ -6,7 +6,7 @@
  * address; the upstream connection goes to a checked address, never to a name.
  */
 import { lookup as dnsLookup } from "node:dns/promises";
-import { createServer, type IncomingMessage, request as httpRequest, type Server } from "node:http";
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
 import { isIP, connect as netConnect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import {
@@ -100,16 +100,25 @@ export function createEgressProxy(options: EgressProxyOptions): Server {
       try {
         url = new URL(req.url ?? "");
       } catch {
-        res.writeHead(400, { "content-type": "text/plain" }).end("rakazo egress: absolute http:// URL expected\n");
+        res
+          .writeHead(400, { "content-type": "text/plain" })
+          .end("rakazo egress: absolute http:// URL expected\n");
         return;
       }
       if (url.protocol !== "http:") {
-        res.writeHead(400, { "content-type": "text/plain" }).end("rakazo egress: only http:// is forwarded\n");
+        res
+          .writeHead(400, { "content-type": "text/plain" })
+          .end("rakazo egress: only http:// is forwarded\n");
         return;
       }
       const port = url.port ? Number(url.port) : 80;
       const verdict = await admit(url.hostname, port);
-      log({ event: "egress.request", host: url.hostname, port, verdict: "denial" in verdict ? verdict.denial : "allowed" });
+      log({
+        event: "egress.request",
+        host: url.hostname,
+        port,
+        verdict: "denial" in verdict ? verdict.denial : "allowed",
+      });
       if ("denial" in verdict) {
         res
           .writeHead(403, { "content-type": "text/plain", "x-rakazo-egress": verdict.denial })
@@ -154,7 +163,8 @@ export function createEgressProxy(options: EgressProxyOptions): Server {
       answer.pipe(res);
     });
     upstream.on("error", () => {
-      if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" }).end("rakazo egress: upstream failed\n");
+      if (!res.headersSent)
+        res.writeHead(502, { "content-type": "text/plain" }).end("rakazo egress: upstream failed\n");
       else res.destroy();
     });
     req.pipe(upstream);
@@ -173,7 +183,9 @@ export function createEgressProxy(options: EgressProxyOptions): Server {
       });
       if ("denial" in verdict || !target) {
         const reason = "denial" in verdict ? verdict.denial : "bad_target";
-        client.end(`HTTP/1.1 403 Forbidden\r\nX-Rakazo-Egress: ${reason}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+        client.end(
+          `HTTP/1.1 403 Forbidden\r\nX-Rakazo-Egress: ${reason}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+        );
         return;
       }
       let upstream: Socket;
