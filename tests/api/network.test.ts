@@ -128,15 +128,10 @@ describe("network policy (issue 16)", () => {
   });
 
   it("a provider that cannot enforce a policy refuses it with UNSUPPORTED instead of ignoring it", () => {
+    const base = { desktop: false, pageBrowser: false, terminal: false, billsWhileRunning: true };
     const provider = {
       kind: "fake" as const,
-      capabilities: {
-        desktop: false,
-        pageBrowser: false,
-        terminal: false,
-        billsWhileRunning: true,
-        networkModes: ["none", "egress"] as const,
-      },
+      capabilities: { ...base, networkModes: ["none", "egress"] as const },
     };
     expect(resolveCreatePolicy({ provider }, { mode: "egress" })).toEqual({ mode: "egress" });
     expect(() => resolveCreatePolicy({ provider }, { mode: "allowlist", allow: [] })).toThrow(
@@ -147,11 +142,11 @@ describe("network policy (issue 16)", () => {
     );
     // The deployment's default applies when the creator names none.
     expect(resolveCreatePolicy({ provider, networkDefault: { mode: "egress" } })).toEqual({ mode: "egress" });
-    expect(() =>
-      resolveCreatePolicy(
-        { provider: { ...provider, capabilities: { ...provider.capabilities, networkModes: undefined } } },
-        { mode: "egress" },
-      ),
-    ).toThrow(expect.objectContaining({ code: "UNSUPPORTED" }));
+    // A provider that declares nothing enforces only `none`.
+    const silent = { kind: "fake" as const, capabilities: base };
+    expect(resolveCreatePolicy({ provider: silent })).toEqual({ mode: "none" });
+    expect(() => resolveCreatePolicy({ provider: silent }, { mode: "egress" })).toThrow(
+      expect.objectContaining({ code: "UNSUPPORTED" }),
+    );
   });
 });

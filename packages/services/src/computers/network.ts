@@ -69,7 +69,10 @@ export function requireSupportedPolicy(
 
 /** The policy a new computer gets: the caller's, else the deployment's default. */
 export function resolveCreatePolicy(
-  ctx: Pick<ServiceContext, "provider" | "networkDefault">,
+  ctx: {
+    readonly provider: Pick<SandboxProvider, "kind" | "capabilities">;
+    readonly networkDefault?: NetworkPolicy | undefined;
+  },
   requested?: NetworkPolicy,
 ): NetworkPolicy {
   const policy = normalizePolicy(requested ?? ctx.networkDefault ?? NO_NETWORK_POLICY);
