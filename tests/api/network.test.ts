@@ -2,7 +2,7 @@
 // computer/get, changed only while no machine runs, recorded in activity, handed to the
 // provider at provision, and refused with UNSUPPORTED where the provider cannot enforce it.
 import { createFakeProvider, type ProvisionRequest } from "@rakazo/sandbox";
-import { resolveCreatePolicy } from "@rakazo/services";
+import { createSpace, listComputers, resolveCreatePolicy } from "@rakazo/services";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestSystem, eventually, type TestSystem } from "../support/system.ts";
 
@@ -125,6 +125,19 @@ describe("network policy (issue 16)", () => {
       tenant.token,
     );
     expect(answer.json.error?.code).toBe("NOT_FOUND");
+  });
+
+  it("a new space's Team Computer stores the deployment default (COMPUTER_NETWORK)", async () => {
+    const ctx = { ...system.ctx, networkDefault: { mode: "egress" as const } };
+    const caller = { userId: tenant.userId, tokenId: tenant.tokenId };
+    const space = await createSpace(ctx, caller, { name: "networked" });
+    const [team] = await listComputers(ctx, caller, { spaceId: space.id });
+    expect(team?.network).toEqual({ mode: "egress" });
+    // Without a default, as before: none.
+    const plain = await createSpace(system.ctx, caller, { name: "plain" });
+    expect((await listComputers(system.ctx, caller, { spaceId: plain.id }))[0]?.network).toEqual({
+      mode: "none",
+    });
   });
 
   it("a provider that cannot enforce a policy refuses it with UNSUPPORTED instead of ignoring it", () => {
