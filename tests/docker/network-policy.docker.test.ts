@@ -74,6 +74,11 @@ describe.skipIf(unavailable !== undefined)("network policies under Docker (issue
 
   beforeAll(async () => {
     overlay = buildSupervisorOverlay(COMPUTER_IMAGE);
+    try {
+      docker("run", "--rm", "--network", "none", overlay.image, "sh", "-c", "command -v curl");
+    } catch {
+      throw new Error(`${COMPUTER_IMAGE} has no curl: rebuild it (infra/sandboxes/image/build.sh)`);
+    }
     docker("network", "create", "--internal", "--label", LABEL, NETWORK);
     const ipam = JSON.parse(docker("network", "inspect", "-f", "{{json .IPAM.Config}}", NETWORK)) as {
       Subnet: string;
