@@ -26,6 +26,10 @@ interface ExpectedComputer {
   homeRevision: number;
   lastError: string | null;
   size: { memoryMib: number; cpus: number; pids: number } | null;
+  network: {
+    mode: "none" | "egress" | "allowlist";
+    allow?: { host: string; ports?: number[] | undefined }[] | undefined;
+  };
   createdAt: string;
   updatedAt: string;
 }

@@ -40,6 +40,10 @@ export const RPC_EXAMPLES: Examples = {
   "computer/exec": ({ computerId }) => ({ computerId, argv: ["echo", "hi"] }),
   "computer/stop": ({ computerId }) => ({ computerId }),
   "computer/start": ({ computerId }) => ({ computerId }),
+  "computer/setNetwork": ({ computerId }) => ({
+    computerId,
+    network: { mode: "allowlist", allow: [{ host: "example.com", ports: [443] }] },
+  }),
   "computer/delete": ({ computerId }) => ({ computerId }),
   "computer/observe": ({ computerId, botId }) => ({ computerId, botId }),
   "computer/act": ({ computerId, botId }) => ({ computerId, botId, actions: [{ type: "move", x: 1, y: 1 }] }),

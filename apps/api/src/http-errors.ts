@@ -61,7 +61,8 @@ export const ERROR_MEANING: Record<AppErrorCode, string> = {
   MULTI_SCREEN_UNAVAILABLE:
     "no room for another desktop and none idle to close (CMP-5); `details.reason`: `memory`, `pids`, `cpu` (the computer's cgroup) or `limit` (`SANDBOX_TEAM_SCREEN_LIMIT`)",
   DESKTOP_UNAVAILABLE: "the bot's desktop did not start",
-  UNSUPPORTED: "this provider or deployment lacks the feature (desktop, screens, page browser, agent model)",
+  UNSUPPORTED:
+    "this provider or deployment lacks the feature (desktop, screens, page browser, agent model, a network policy it cannot enforce: `details.mode`)",
   PROVIDER_ERROR: "the computer's provider failed (`details.providerCode`)",
   INTERNAL: "a bug: the server logged it",
 };

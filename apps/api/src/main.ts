@@ -41,6 +41,7 @@ const app = createApiApp({
     keys,
     runHooks: systemRunHooks,
     sizing: sizingFromEnv(env),
+    networkDefault: { mode: env.COMPUTER_NETWORK },
     ...(env.AGENT_MODEL ? { agentModel: env.AGENT_MODEL } : {}),
     // Screens (SCR-2/4): capabilities sealed with these keys, handed out as web-service URLs.
     ...(env.SCREEN_CAPABILITY_KEYS

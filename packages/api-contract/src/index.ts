@@ -19,6 +19,7 @@ import {
 import { computerAct, computerObserve } from "./rpc/desktop.ts";
 import { computerFilesList, computerFilesRead } from "./rpc/files.ts";
 import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./rpc/identity.ts";
+import { computerSetNetwork } from "./rpc/network.ts";
 import {
   computerReleaseControl,
   computerStopBot,
@@ -41,6 +42,7 @@ export * from "./rpc/computer.ts";
 export * from "./rpc/desktop.ts";
 export * from "./rpc/files.ts";
 export * from "./rpc/identity.ts";
+export * from "./rpc/network.ts";
 export * from "./rpc/runs.ts";
 export * from "./rpc/screens.ts";
 export * from "./rpc/setup.ts";
@@ -58,6 +60,7 @@ export const RPC_CONTRACTS = [
   computerExec,
   computerStop,
   computerStart,
+  computerSetNetwork,
   computerDelete,
   computerObserve,
   computerAct,

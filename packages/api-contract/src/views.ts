@@ -2,6 +2,33 @@
 import { z } from "zod";
 import { timestamp } from "./define.ts";
 
+/**
+ * A computer's network policy (issue 16). `allow` entries: a DNS name, `*.` + a domain
+ * (subdomains), or an IP literal; ports default to 80 and 443.
+ */
+export const networkAllowEntry = z.strictObject({
+  host: z
+    .string()
+    .trim()
+    .min(1)
+    .max(253)
+    .regex(
+      /^(\*\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?$|^[0-9.]+$|^\[?[0-9A-Fa-f:.]+\]?$/,
+      "expected a host name, *.domain or an IP address",
+    ),
+  ports: z.array(z.number().int().min(1).max(65_535)).min(1).max(32).optional(),
+});
+
+export const networkPolicy = z
+  .strictObject({
+    mode: z.enum(["none", "egress", "allowlist"]),
+    allow: z.array(networkAllowEntry).max(100).optional(),
+  })
+  .refine((policy) => policy.mode === "allowlist" || !policy.allow?.length, {
+    message: "allow is only for mode allowlist",
+    path: ["allow"],
+  });
+
 export const computerView = z.strictObject({
   id: z.string(),
   spaceId: z.string(),
@@ -23,6 +50,7 @@ export const computerView = z.strictObject({
   lastError: z.string().nullable(),
   /** The computer's size (issue 12); null for computers made before sizing (provider defaults). */
   size: z.strictObject({ memoryMib: z.number().int(), cpus: z.number(), pids: z.number().int() }).nullable(),
+  network: networkPolicy,
   createdAt: timestamp,
   updatedAt: timestamp,
 });

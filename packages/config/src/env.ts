@@ -29,6 +29,21 @@ export const runtimeEnvSchema = z.object({
   RAKAZO_COMPUTER_MAX_MEMORY_MIB: z.coerce.number().int().min(256).default(16_384),
   RAKAZO_COMPUTER_MAX_CPUS: z.coerce.number().min(0.1).max(256).default(4),
   RAKAZO_COMPUTER_MAX_PIDS: z.coerce.number().int().min(64).default(16_384),
+  // Network policy of new computers (issue 16): none (no network at all) | egress | allowlist.
+  COMPUTER_NETWORK: z.enum(["none", "egress", "allowlist"]).default("none"),
+  /** Docker: the upstream network of the per-computer egress proxies (made when missing). */
+  COMPUTER_EGRESS_NETWORK: z.string().default("rakazo-egress"),
+  /** Private CIDRs (comma-separated) opened to every computer's egress; the host stays refused. */
+  COMPUTER_EGRESS_PRIVATE_ALLOW: z
+    .string()
+    .default("")
+    .transform((v) =>
+      v
+        .split(",")
+        .map((cidr) => cidr.trim())
+        .filter((cidr) => cidr !== ""),
+    )
+    .pipe(z.array(z.cidrv4().or(z.cidrv6()))),
   API_HOST: z.string().default("127.0.0.1"),
   API_PORT: port.default(8787),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),

@@ -30,6 +30,8 @@ export function providerFromEnv(env: RuntimeEnv, kind: ProviderKind): Promise<Sa
         memoryBytes: env.RAKAZO_COMPUTER_MEMORY_MIB * 1024 ** 2,
         nanoCpus: Math.round(env.RAKAZO_COMPUTER_CPUS * 1e9),
         pidsLimit: env.RAKAZO_COMPUTER_PIDS,
+        egressNetwork: env.COMPUTER_EGRESS_NETWORK,
+        egressPrivateAllow: env.COMPUTER_EGRESS_PRIVATE_ALLOW,
       });
   }
 }

@@ -132,6 +132,14 @@ export const computers = pgTable(
     /** CPUs in thousandths (1500 = 1.5 CPUs). */
     cpuMillis: integer("cpu_millis"),
     pidsLimit: integer("pids_limit"),
+    /**
+     * The network policy (issue 16): `{ mode, allow? }`, set at create and changed only while
+     * stopped. Null on computers made before policies existed: `none`, as they ran.
+     */
+    network: jsonb("network").$type<{
+      mode: "none" | "egress" | "allowlist";
+      allow?: { host: string; ports?: number[] }[];
+    }>(),
     /** Last agent or human use; the idle sweeper stops computers unused for too long (CMP-7). */
     lastActivityAt: timestamp("last_activity_at", { withTimezone: true }).notNull().defaultNow(),
     createdAt: createdAt(),

@@ -57,7 +57,38 @@ export interface ProviderCapabilities {
    * computer waiting for a human stays awake (TKO-3).
    */
   readonly billsWhileRunning: boolean;
+  /**
+   * Network policies this adapter can enforce (issue 16); absent means `["none"]` only. The
+   * control plane refuses any other policy with `UNSUPPORTED` instead of ignoring it.
+   */
+  readonly networkModes?: readonly NetworkMode[];
 }
+
+// ---------------------------------------------------------------- network policy (issue 16)
+
+/**
+ * `none`: no network at all (the default). `egress`: outbound to public addresses.
+ * `allowlist`: outbound only to the listed hosts and ports. Under every mode a computer never
+ * reaches the host, its services, other computers, link-local or metadata addresses, and
+ * private ranges only where the deployment opened them (docs/security.md, "Network").
+ */
+export const NETWORK_MODES = ["none", "egress", "allowlist"] as const;
+export type NetworkMode = (typeof NETWORK_MODES)[number];
+
+export interface NetworkAllowEntry {
+  /** `example.com`, `*.example.com` (subdomains) or an IP literal. */
+  readonly host: string;
+  /** Absent: 80 and 443. */
+  readonly ports?: readonly number[];
+}
+
+export interface NetworkPolicy {
+  readonly mode: NetworkMode;
+  /** Only under `allowlist`. */
+  readonly allow?: readonly NetworkAllowEntry[];
+}
+
+export const NO_NETWORK: NetworkPolicy = { mode: "none" };
 
 export interface ProvisionRequest {
   /** Rakazo's id of the computer; providers label machines with it to find them again. */
@@ -69,6 +100,8 @@ export interface ProvisionRequest {
   readonly homeKey: string;
   /** The computer's size (issue 12); absent fields take the provider's deployment defaults. */
   readonly sizing?: ComputerSizing;
+  /** The computer's network policy; absent = `none`. A machine with another policy is replaced. */
+  readonly network?: NetworkPolicy;
 }
 
 /**

@@ -21,6 +21,10 @@ export interface DockerProviderConfig {
   readonly memoryBytes?: number;
   readonly pidsLimit?: number;
   readonly nanoCpus?: number;
+  /** Upstream network of computers' egress proxies (issue 16); default `rakazo-egress`. */
+  readonly egressNetwork?: string;
+  /** Private CIDRs opened to computers' egress (default none). */
+  readonly egressPrivateAllow?: readonly string[];
 }
 
 export type ProviderConfig = { [K in ProviderKind]: { kind: K } & ProviderConfigs[K] }[ProviderKind];

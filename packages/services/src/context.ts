@@ -2,7 +2,7 @@ import type { Database } from "@rakazo/db";
 import type { AgentHomeStore, KeyWrapper } from "@rakazo/homes";
 import type { JobQueue } from "@rakazo/jobs";
 import type { Logger } from "@rakazo/log";
-import type { PageBrowser, SandboxProvider } from "@rakazo/sandbox";
+import type { NetworkPolicy, PageBrowser, SandboxProvider } from "@rakazo/sandbox";
 import type { SizingPolicy } from "./computers/sizing.ts";
 import type { RunHooks } from "./runs/runs.ts";
 import type { ScreenServiceConfig } from "./screens/config.ts";
@@ -25,6 +25,8 @@ export interface ServiceContext {
   readonly screens?: ScreenServiceConfig;
   /** Computer size defaults and maxima (issue 12); DEFAULT_SIZING when absent. */
   readonly sizing?: SizingPolicy;
+  /** The network policy of computers whose creator names none (`COMPUTER_NETWORK`, issue 16); `none` when absent. */
+  readonly networkDefault?: NetworkPolicy;
   /** How long a first use of an unprovisioned Team Computer waits for its machine (CMP-1). */
   readonly firstUseWaitMs?: number;
   /** Page browsers for `BROWSER_PROVIDER=emulator` (BRW-7); only a test runtime supplies them. */

@@ -11,6 +11,7 @@ export * from "./computers/first-use.ts";
 export * from "./computers/idle.ts";
 export * from "./computers/jobs.ts";
 export * from "./computers/lifecycle.ts";
+export * from "./computers/network.ts";
 export * from "./computers/query.ts";
 export * from "./computers/sizing.ts";
 export * from "./computers/team-computer.ts";

@@ -14,6 +14,7 @@ import type { RpcDefinition } from "./define.ts";
 import { computerAct, computerObserve } from "./desktop.ts";
 import { computerFilesList, computerFilesRead } from "./files.ts";
 import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./identity.ts";
+import { computerSetNetwork } from "./network.ts";
 import {
   computerReleaseControl,
   computerStopBot,
@@ -43,6 +44,7 @@ export const RPCS = [
   computerExec,
   computerStop,
   computerStart,
+  computerSetNetwork,
   computerDelete,
   computerObserve,
   computerAct,

@@ -8,6 +8,8 @@
  * only), RAKAZO_DESKTOP_MEMORY_MIB / RAKAZO_DESKTOP_PIDS (charged per new desktop),
  * RAKAZO_DESKTOP_FLOOR_MEMORY_MIB / RAKAZO_DESKTOP_FLOOR_PIDS (always kept free),
  * RAKAZO_DESKTOP_CPU_PRESSURE_MAX (cpu.pressure some avg10 %, 0 = ignore).
+ * Network (issue 16): RAKAZO_BROWSER_PROXY (every bot's Chromium `--proxy-server`),
+ * RAKAZO_EGRESS_LISTEN + RAKAZO_EGRESS_SOCKET (the loopback relay to the egress proxy).
  */
 import os from "node:os";
 import path from "node:path";
@@ -28,6 +30,10 @@ export interface SupervisorConfig {
   /** Where the computer's cgroup is mounted; "off" admits on the cap alone. */
   readonly cgroupRoot: string;
   readonly admission: AdmissionPolicy;
+  /** Every bot's Chromium proxy under egress/allowlist; absent under `none`. */
+  readonly browserProxy?: string;
+  /** The loopback relay to the egress proxy's socket; absent under `none`. */
+  readonly egressRelay?: { readonly listen: string; readonly socket: string };
 }
 
 export const DEFAULT_RUN_DIR = "/run/rakazo";
@@ -72,6 +78,10 @@ export function resolveConfig(flags: ReadonlyMap<string, string>, env: NodeJS.Pr
       flags.get("gateway-listen") ?? env.RAKAZO_GATEWAY_LISTEN ?? `unix:${path.join(runDir, "gateway.sock")}`,
     cgroupRoot: flags.get("cgroup-root") ?? env.RAKAZO_CGROUP_ROOT ?? "/sys/fs/cgroup",
     admission: resolveAdmission(env),
+    ...(env.RAKAZO_BROWSER_PROXY ? { browserProxy: env.RAKAZO_BROWSER_PROXY } : {}),
+    ...(env.RAKAZO_EGRESS_LISTEN && env.RAKAZO_EGRESS_SOCKET
+      ? { egressRelay: { listen: env.RAKAZO_EGRESS_LISTEN, socket: env.RAKAZO_EGRESS_SOCKET } }
+      : {}),
   };
 }
 

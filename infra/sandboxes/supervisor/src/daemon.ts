@@ -18,6 +18,7 @@ import { sampleCgroup } from "./cgroup.ts";
 import { parseFlags, resolveConfig, type SupervisorConfig } from "./config.ts";
 import { processLauncher } from "./desktop-stack.ts";
 import { parseGatewayListen, ScreenGateway } from "./screen-gateway.ts";
+import { startEgressRelay } from "./egress-relay.ts";
 import { createRpcServer } from "./server.ts";
 import { Supervisor } from "./supervisor.ts";
 
@@ -60,7 +61,10 @@ async function serve(config: SupervisorConfig): Promise<void> {
   }
   let gateway: ScreenGateway | undefined;
   const supervisor = new Supervisor({
-    launcher: processLauncher({ logDir: config.logDir }),
+    launcher: processLauncher({
+      logDir: config.logDir,
+      ...(config.browserProxy ? { browserProxy: config.browserProxy } : {}),
+    }),
     workspace: config.workspace,
     layout: { runDir: config.runDir, displayBase: config.displayBase, debugPortBase: config.debugPortBase },
     screenLimit: config.screenLimit,
@@ -77,6 +81,12 @@ async function serve(config: SupervisorConfig): Promise<void> {
       log: (event) => console.error(JSON.stringify({ time: new Date().toISOString(), ...event })),
     });
     await gateway.start();
+  }
+  if (config.egressRelay) {
+    // Issue 16: without it the computer has no way out under egress/allowlist.
+    await startEgressRelay(config.egressRelay).catch((error: Error) =>
+      console.error(`supervisor: egress relay: ${error.message}`),
+    );
   }
   const server = createRpcServer(supervisor, gateway);
   if (existsSync(config.socket)) rmSync(config.socket);

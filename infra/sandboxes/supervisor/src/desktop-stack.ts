@@ -52,6 +52,8 @@ export interface ProcessLauncherOptions {
   /** Where process output goes; ignored when unset. */
   readonly logDir?: string;
   readonly chromiumStopTimeoutMs?: number;
+  /** Chromium's `--proxy-server` under egress/allowlist (issue 16). */
+  readonly browserProxy?: string;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -220,6 +222,7 @@ export function processLauncher(options: ProcessLauncherOptions = {}): StackLaun
           chromiumArgv(plan, {
             freshProfile,
             ...(options.chromiumBinary ? { binary: options.chromiumBinary } : {}),
+            ...(options.browserProxy ? { proxyServer: options.browserProxy } : {}),
           }),
           display,
           `chromium-${plan.display}.log`,

@@ -106,3 +106,15 @@ describe("stack argv", () => {
     ]);
   });
 });
+
+describe("chromiumArgv under a network policy (issue 16)", () => {
+  const plan = planStack(layout, { index: 0, generation: 1 }, "/p");
+  it("points every bot's Chromium at the egress relay when a proxy is given", () => {
+    expect(chromiumArgv(plan, { freshProfile: true, proxyServer: "http://127.0.0.1:3128" })).toContain(
+      "--proxy-server=http://127.0.0.1:3128",
+    );
+  });
+  it("passes no proxy flag under none", () => {
+    expect(chromiumArgv(plan, { freshProfile: true }).some((arg) => arg.startsWith("--proxy"))).toBe(false);
+  });
+});

@@ -74,9 +74,14 @@ export function xvfbArgv(plan: StackPlan): string[] {
 
 /**
  * `freshProfile`: a new profile opens about:blank; an existing one restores its last session
- * instead (CMP-6), so no URL is passed.
+ * instead (CMP-6), so no URL is passed. `proxyServer` (issue 16, egress/allowlist): every request
+ * but loopback goes to the in-computer relay to the egress proxy, and names are resolved there,
+ * never by Chromium; `none` passes none, and the computer has no network to use.
  */
-export function chromiumArgv(plan: StackPlan, options: { freshProfile: boolean; binary?: string }): string[] {
+export function chromiumArgv(
+  plan: StackPlan,
+  options: { freshProfile: boolean; binary?: string; proxyServer?: string },
+): string[] {
   return [
     options.binary ?? "chromium",
     "--no-sandbox",
@@ -97,6 +102,8 @@ export function chromiumArgv(plan: StackPlan, options: { freshProfile: boolean; 
     // BRW-2: the debugging port is bound to loopback only and never published.
     "--remote-debugging-address=127.0.0.1",
     `--remote-debugging-port=${plan.debugPort}`,
+    // Chromium itself keeps loopback direct: a bot's own dev server is not egress.
+    ...(options.proxyServer ? [`--proxy-server=${options.proxyServer}`] : []),
     ...(options.freshProfile ? ["about:blank"] : []),
   ];
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineContract, ids } from "../define.ts";
-import { computerDetails, computerView } from "../views.ts";
+import { computerDetails, computerView, networkPolicy } from "../views.ts";
 
 const computerId = z.string().regex(ids.computer, "expected a computer id (cmp_…)");
 const byId = z.strictObject({ computerId });
@@ -21,6 +21,9 @@ export const computerCreate = defineContract({
         pids: z.number().int().min(64).optional(),
       })
       .optional(),
+    // Issue 16: the deployment's default (COMPUTER_NETWORK) when absent; UNSUPPORTED when the
+    // provider cannot enforce it.
+    network: networkPolicy.optional(),
   }),
   output: computerView,
 });

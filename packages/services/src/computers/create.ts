@@ -1,7 +1,9 @@
 import { type ComputerMode, computers, newId } from "@rakazo/db";
+import type { NetworkPolicy } from "@rakazo/sandbox";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 import { requireBotInSpace, requireMembership } from "../identity/spaces.ts";
+import { resolveCreatePolicy, storedPolicy } from "./network.ts";
 import { enqueueOperation, recordOperation } from "./operations.ts";
 import { type ComputerSize, DEFAULT_SIZING, resolveSize } from "./sizing.ts";
 import { type ComputerView, toComputerView } from "./view.ts";
@@ -14,6 +16,8 @@ export interface CreateComputerInput {
   readonly botId?: string;
   /** Overrides the deployment's default size, within its maximum (issue 12). */
   readonly size?: Partial<ComputerSize>;
+  /** The network policy (issue 16); the deployment's default (`COMPUTER_NETWORK`) when absent. */
+  readonly network?: NetworkPolicy;
 }
 
 /** Records the computer and queues its provisioning; the worker brings it to `running`. */
@@ -28,6 +32,7 @@ export async function createComputer(
     await requireBotInSpace(ctx, input.spaceId, input.botId);
   }
   const size = resolveSize(ctx.sizing ?? DEFAULT_SIZING, input.size);
+  const network = resolveCreatePolicy(ctx, input.network);
   const id = newId("computer");
   const { row, operationId } = await ctx.db.transaction(async (tx) => {
     const [inserted] = await tx
@@ -44,6 +49,7 @@ export async function createComputer(
         memoryMib: size.memoryMib,
         cpuMillis: Math.round(size.cpus * 1000),
         pidsLimit: size.pids,
+        network: storedPolicy(network),
       })
       .returning();
     const operationId = await recordOperation(tx, id, "provision", "queued");

@@ -13,6 +13,7 @@ import { checkpointComputerHome } from "../homes/checkpoint.ts";
 import { mountsHome } from "../homes/context.ts";
 import { destroyComputerHome } from "../homes/destroy.ts";
 import { prepareComputerHome, restoreComputerHome } from "../homes/restore.ts";
+import { networkOf } from "./network.ts";
 import { updateOperation } from "./operations.ts";
 import { sizingOf } from "./sizing.ts";
 
@@ -75,6 +76,7 @@ export async function runProvisionJob(
       homeKey: computer.homeKey,
       ref: ownRef(ctx, computer),
       sizing: sizingOf(computer),
+      network: networkOf(computer),
     });
     // A new or replacement machine imports the latest stored workspace before use (PER-2, PRV-3).
     if (result.replaced && !mountsHome(ctx.provider.kind)) {

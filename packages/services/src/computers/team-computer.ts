@@ -4,14 +4,16 @@
  * so an idle space costs nothing.
  */
 import { computers, newId } from "@rakazo/db";
+import type { NetworkPolicy } from "@rakazo/sandbox";
 import type { ServiceContext } from "../context.ts";
+import { storedPolicy } from "./network.ts";
 
 export const TEAM_COMPUTER_NAME = "Team Computer";
 
 /** Inserts the space's Team Computer; returns its id. `db` may be a transaction. */
 export async function insertTeamComputer(
   db: ServiceContext["db"],
-  input: { spaceId: string; providerKind: string },
+  input: { spaceId: string; providerKind: string; network?: NetworkPolicy | undefined },
 ): Promise<string> {
   const id = newId("computer");
   await db.insert(computers).values({
@@ -23,6 +25,8 @@ export async function insertTeamComputer(
     providerKind: input.providerKind,
     state: "unprovisioned",
     homeKey: id.replace(/^cmp_/, "home_"),
+    // The deployment's default (issue 16), stored so a later change of the default moves nothing.
+    network: input.network ? storedPolicy(input.network) : null,
   });
   return id;
 }

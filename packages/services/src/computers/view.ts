@@ -13,6 +13,8 @@ export interface ComputerView {
   readonly lastError: string | null;
   /** The computer's size (issue 12); null for computers made before sizing (provider defaults). */
   readonly size: { readonly memoryMib: number; readonly cpus: number; readonly pids: number } | null;
+  /** The network policy it runs under (issue 16); `none` for computers made before policies. */
+  readonly network: NonNullable<ComputerRow["network"]>;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
@@ -32,6 +34,7 @@ export function toComputerView(row: ComputerRow): ComputerView {
       row.memoryMib !== null && row.cpuMillis !== null && row.pidsLimit !== null
         ? { memoryMib: row.memoryMib, cpus: row.cpuMillis / 1000, pids: row.pidsLimit }
         : null,
+    network: row.network ?? { mode: "none" },
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

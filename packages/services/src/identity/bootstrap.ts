@@ -1,4 +1,5 @@
 import { bots, newId, spaceMembers, spaces, users } from "@rakazo/db";
+import type { NetworkPolicy } from "@rakazo/sandbox";
 import { sql } from "drizzle-orm";
 import { insertTeamComputer } from "../computers/team-computer.ts";
 import type { ServiceContext } from "../context.ts";
@@ -30,7 +31,7 @@ const BOOTSTRAP_LOCK = 727_102;
  * the installation has no user at all; afterwards users are created by members.
  */
 export async function bootstrapFirstUser(
-  ctx: Pick<ServiceContext, "db" | "provider">,
+  ctx: Pick<ServiceContext, "db" | "provider" | "networkDefault">,
   input: BootstrapInput,
 ): Promise<BootstrapResult> {
   return ctx.db.transaction(async (tx) => {
@@ -41,7 +42,11 @@ export async function bootstrapFirstUser(
         "ALREADY_BOOTSTRAPPED",
         "this installation already has users: use your API token, or mint one on the server with ./rakazo token create --user <name>",
       );
-    return createUserWithSpace(tx, { ...input, providerKind: ctx.provider.kind });
+    return createUserWithSpace(tx, {
+      ...input,
+      providerKind: ctx.provider.kind,
+      network: ctx.networkDefault,
+    });
   });
 }
 
@@ -51,7 +56,7 @@ export async function bootstrapFirstUser(
  */
 export async function createUserWithSpace(
   db: ServiceContext["db"],
-  input: BootstrapInput & { providerKind: string },
+  input: BootstrapInput & { providerKind: string; network?: NetworkPolicy | undefined },
 ): Promise<BootstrapResult> {
   const userId = newId("user");
   const spaceId = newId("space");
@@ -60,7 +65,11 @@ export async function createUserWithSpace(
   await db.insert(spaces).values({ id: spaceId, name: input.spaceName });
   await db.insert(spaceMembers).values({ spaceId, userId, role: "owner" });
   await db.insert(bots).values({ id: botId, spaceId, name: input.botName });
-  const computerId = await insertTeamComputer(db, { spaceId, providerKind: input.providerKind });
+  const computerId = await insertTeamComputer(db, {
+    spaceId,
+    providerKind: input.providerKind,
+    network: input.network,
+  });
   const token = await issueToken({ db }, { userId, name: "bootstrap" });
   return { userId, spaceId, botId, computerId, tokenId: token.id, token: token.secret };
 }

@@ -38,7 +38,11 @@ export async function createSpace(
     await tx.insert(spaces).values({ id, name: input.name });
     await tx.insert(spaceMembers).values({ spaceId: id, userId: caller.userId, role: "owner" });
     // CMP-1: the space's Team Computer, a row only until its first use.
-    await insertTeamComputer(tx, { spaceId: id, providerKind: ctx.provider.kind });
+    await insertTeamComputer(tx, {
+      spaceId: id,
+      providerKind: ctx.provider.kind,
+      network: ctx.networkDefault,
+    });
   });
   return { id, name: input.name, role: "owner" };
 }

@@ -6,8 +6,16 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type Docker from "dockerode";
 import { SandboxError } from "../../errors.ts";
+import type { NetworkPolicy } from "../../provider.ts";
 import { persistentToolEnv } from "../../tool-env.ts";
 import { COMPUTER_SIDE } from "./host-sockets.ts";
+import {
+  computerNetworkEnv,
+  EGRESS_DIR,
+  EGRESS_SIDE,
+  networkFingerprint,
+  usesEgressProxy,
+} from "./network-spec.ts";
 
 /** Where the workspace (the Rakazo-owned home, PER-1) is mounted inside the computer. */
 export const WORKSPACE_DIR = "/home/user/rakazo-home";
@@ -34,11 +42,21 @@ export interface ContainerLabels {
   readonly computer: string;
   readonly home: string;
   readonly managed: string;
+  /** The network policy's fingerprint (network-spec.ts); a container with another one is replaced. */
+  readonly network: string;
+  /** On a computer's egress proxy container: the computer id it serves. */
+  readonly egressOf: string;
 }
 
 /** Label keys; the prefix lets tests (or two installations on one engine) keep their containers apart. */
 export function labelKeys(prefix: string): ContainerLabels {
-  return { computer: `${prefix}.computer`, home: `${prefix}.home`, managed: `${prefix}.managed` };
+  return {
+    computer: `${prefix}.computer`,
+    home: `${prefix}.home`,
+    managed: `${prefix}.managed`,
+    network: `${prefix}.network`,
+    egressOf: `${prefix}.egress-of`,
+  };
 }
 
 /**
@@ -66,6 +84,8 @@ export interface HostPaths {
   readonly runDir: string;
   /** `<runDir>/computer`: the computer's `/run/rakazo` (supervisor, gateway and VNC sockets), writable by it. */
   readonly computerRunDir: string;
+  /** `<runDir>/egress`: the egress proxy's socket dir (issue 16), read-only in the computer. */
+  readonly egressDir: string;
 }
 
 export function hostPaths(dataDir: string, computerId: string, homeKey: string): HostPaths {
@@ -74,6 +94,7 @@ export function hostPaths(dataDir: string, computerId: string, homeKey: string):
     homeDir: join(dataDir, "homes", homeKeySegment(homeKey)),
     runDir,
     computerRunDir: join(runDir, COMPUTER_SIDE),
+    egressDir: join(runDir, EGRESS_SIDE),
   };
 }
 
@@ -103,6 +124,8 @@ export interface ContainerSpecInput {
   readonly command?: readonly string[];
   /** Extra environment for the computer, e.g. `SANDBOX_TEAM_SCREEN_LIMIT` for the supervisor. */
   readonly environment?: Readonly<Record<string, string>>;
+  /** Absent = `none`. Never changes the container's own networking (network-spec.ts). */
+  readonly network?: NetworkPolicy;
 }
 
 export function containerCreateOptions(input: ContainerSpecInput): Docker.ContainerCreateOptions {
@@ -119,14 +142,18 @@ export function containerCreateOptions(input: ContainerSpecInput): Docker.Contai
       "LANG=C.UTF-8",
       ...Object.entries(persistentToolEnv(WORKSPACE_DIR)).map(([key, value]) => `${key}=${value}`),
       ...Object.entries(input.environment ?? {}).map(([key, value]) => `${key}=${value}`),
+      ...Object.entries(computerNetworkEnv(input.network)).map(([key, value]) => `${key}=${value}`),
     ],
     Labels: {
       [keys.computer]: input.computerId,
       [keys.home]: input.homeKey,
       [keys.managed]: "true",
+      // Absent under `none`: that container is exactly the one made before policies existed.
+      ...(usesEgressProxy(input.network) ? { [keys.network]: networkFingerprint(input.network) } : {}),
     },
-    // Networking is off: the computer is reached only through bind-mounted Unix sockets
-    // and `docker exec`, never through a container address.
+    // Networking is off under every policy (issue 16): the computer is reached only through
+    // bind-mounted Unix sockets and `docker exec`, never through a container address, and it
+    // reaches out only through its egress proxy's socket.
     NetworkDisabled: true,
     HostConfig: {
       NetworkMode: "none",
@@ -145,6 +172,9 @@ export function containerCreateOptions(input: ContainerSpecInput): Docker.Contai
       Mounts: [
         { Type: "bind", Source: input.paths.homeDir, Target: WORKSPACE_DIR, ReadOnly: false },
         { Type: "bind", Source: input.paths.computerRunDir, Target: RUNTIME_DIR, ReadOnly: false },
+        ...(usesEgressProxy(input.network)
+          ? [{ Type: "bind" as const, Source: input.paths.egressDir, Target: EGRESS_DIR, ReadOnly: true }]
+          : []),
       ],
     },
   };

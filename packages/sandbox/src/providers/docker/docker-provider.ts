@@ -40,7 +40,14 @@ import {
   WORKSPACE_UID,
 } from "./container-spec.ts";
 import { mapDockerError, runExec } from "./docker-exec.ts";
+import { createEgressContainers } from "./egress-container.ts";
 import { COMPUTER_SIDE, exposeSocket, type HostSocketName, prepareRunDir } from "./host-sockets.ts";
+import {
+  DEFAULT_EGRESS_NETWORK,
+  networkFingerprint,
+  relayReadyArgv,
+  usesEgressProxy,
+} from "./network-spec.ts";
 import { createWorkspaceFiles } from "./workspace-files.ts";
 
 /** What a desktop implementation (the supervisor client) gets to reach one computer. */
@@ -88,6 +95,13 @@ export interface DockerProviderOptions {
   /** Wires the computer's screen gateway (SCR-1), e.g. `createSupervisedScreens` over `<run dir>/gateway.sock`. */
   readonly screens?: (context: DockerDesktopContext) => SandboxScreens;
   readonly log?: (event: Record<string, unknown>) => void;
+  /**
+   * The upstream network of egress proxies (issue 16); made as a bridge with ICC off when
+   * missing. Tests pass a `--internal` network of their own, so nothing leaves the machine.
+   */
+  readonly egressNetwork?: string;
+  /** Private CIDRs the deployment opens to computers' egress (default none). */
+  readonly egressPrivateAllow?: readonly string[];
 }
 
 export function createDockerProvider(options: DockerProviderOptions): SandboxProvider {
@@ -100,6 +114,28 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     pageBrowser: options.pageBrowser !== undefined,
     terminal: false,
     billsWhileRunning: false,
+    networkModes: ["none", "egress", "allowlist"],
+  };
+  const egress = createEgressContainers({
+    docker,
+    image: options.image,
+    labelPrefix: prefix,
+    network: options.egressNetwork ?? DEFAULT_EGRESS_NETWORK,
+    privateAllow: options.egressPrivateAllow ?? [],
+    log,
+  });
+
+  /** Under egress/allowlist: returns once the computer's relay to its proxy listens (or logs why not). */
+  const awaitRelay = async (ref: string, request: ProvisionRequest): Promise<void> => {
+    if (!usesEgressProxy(request.network)) return;
+    const result = await runExec(docker, ref, {
+      argv: relayReadyArgv(30),
+      cwd: "/",
+      timeoutMs: 40_000,
+    }).catch(() => null);
+    if (result?.exitCode !== 0) {
+      log({ event: "docker.egress.relay_not_ready", computerId: request.computerId, containerId: ref });
+    }
   };
 
   const inspect = async (ref: string): Promise<Docker.ContainerInspectInfo | null> => {
@@ -136,6 +172,8 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     const runMount = info.Mounts.find((m) => m.Destination === RUNTIME_DIR && m.Type === "bind");
     if (
       labels[keys.home] !== request.homeKey ||
+      // Another network policy: its environment and mounts are fixed at create (issue 16).
+      (labels[keys.network] ?? "none") !== networkFingerprint(request.network) ||
       runMount?.Source !== paths.computerRunDir ||
       info.State.Dead ||
       info.State.Status === "removing"
@@ -156,6 +194,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
         await prepareHostDirs(paths);
         await container.start();
         log({ event: "docker.container.started", computerId: request.computerId, containerId: info.Id });
+        await awaitRelay(info.Id, request);
       }
     } catch (error) {
       // 304: it was started concurrently.
@@ -184,6 +223,9 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
 
     async provision(request): Promise<ProvisionResult> {
       const paths = hostPaths(options.dataDir, request.computerId, request.homeKey);
+      // The egress proxy listens before the computer starts, so its first request finds it.
+      if (usesEgressProxy(request.network)) await prepareHostDirs(paths);
+      await egress.ensure(request.computerId, request.network, paths);
       if (request.ref) {
         const info = await inspect(request.ref);
         const ref = info ? await reuse(info, request, paths) : null;
@@ -209,6 +251,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
         ),
         ...(options.command ? { command: options.command } : {}),
         ...(options.environment ? { environment: options.environment } : {}),
+        ...(request.network ? { network: request.network } : {}),
       });
       let container: Docker.Container;
       try {
@@ -229,16 +272,21 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
         throw mapDockerError(error, container.id);
       }
       log({ event: "docker.container.created", computerId: request.computerId, containerId: container.id });
+      await awaitRelay(container.id, request);
       return { ref: container.id, replaced: true };
     },
 
     async stop(ref) {
+      let computerId: string | undefined;
       try {
-        await docker.getContainer(ref).stop({ t: 5 });
+        const container = docker.getContainer(ref);
+        computerId = (await container.inspect()).Config.Labels?.[keys.computer];
+        await container.stop({ t: 5 });
       } catch (error) {
-        if ((error as { statusCode?: number }).statusCode === 304) return; // already stopped
-        throw mapDockerError(error, ref);
+        // 304: already stopped.
+        if ((error as { statusCode?: number }).statusCode !== 304) throw mapDockerError(error, ref);
       }
+      if (computerId) await egress.stop(computerId);
       log({ event: "docker.container.stopped", containerId: ref });
     },
 
@@ -253,6 +301,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
       }
       // The runtime dir is this provider's; the home belongs to the home store and stays.
       const computerId = info.Config.Labels?.[keys.computer];
+      if (computerId) await egress.remove(computerId);
       if (computerId) await rm(runDirFor(options.dataDir, computerId), { recursive: true, force: true });
       log({ event: "docker.container.removed", computerId, containerId: info.Id });
     },

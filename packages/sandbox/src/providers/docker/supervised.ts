@@ -38,6 +38,8 @@ export function createSupervisedDockerProvider(config: DockerProviderConfig): Sa
     ...(config.memoryBytes !== undefined ? { memoryBytes: config.memoryBytes } : {}),
     ...(config.pidsLimit !== undefined ? { pidsLimit: config.pidsLimit } : {}),
     ...(config.nanoCpus !== undefined ? { nanoCpus: config.nanoCpus } : {}),
+    ...(config.egressNetwork !== undefined ? { egressNetwork: config.egressNetwork } : {}),
+    ...(config.egressPrivateAllow !== undefined ? { egressPrivateAllow: config.egressPrivateAllow } : {}),
     environment: { SANDBOX_TEAM_SCREEN_LIMIT: String(config.screenLimit ?? 0) },
     desktop: (context) => createSupervisedDesktop(supervisorTransport(context)),
     // The bot's visible Chromium tab through the supervisor's page methods (BRW-1).

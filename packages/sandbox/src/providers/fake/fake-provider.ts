@@ -91,7 +91,15 @@ export function createFakeProvider(options: FakeProviderOptions): SandboxProvide
 
   const provider: SandboxProvider = {
     kind: "fake",
-    capabilities: { desktop: true, pageBrowser: false, terminal: false, billsWhileRunning: false },
+    capabilities: {
+      desktop: true,
+      pageBrowser: false,
+      terminal: false,
+      billsWhileRunning: false,
+      // The fake has no network at all; it accepts every policy so the control plane (create,
+      // setNetwork, the view) can be tested, and the Docker suite tests enforcement (issue 16).
+      networkModes: ["none", "egress", "allowlist"],
+    },
 
     async provision(request: ProvisionRequest): Promise<ProvisionResult> {
       if (request.ref) {

@@ -1,0 +1,17 @@
+import { z } from "zod";
+import { defineContract, ids } from "../define.ts";
+import { computerView, networkPolicy } from "../views.ts";
+
+/**
+ * Issue 16: changes the network policy of a computer that is not running (unprovisioned,
+ * stopped, failed); CONFLICT with `details.state` otherwise. Applied at the next start.
+ */
+export const computerSetNetwork = defineContract({
+  name: "computer/setNetwork",
+  auth: "token",
+  input: z.strictObject({
+    computerId: z.string().regex(ids.computer, "expected a computer id (cmp_…)"),
+    network: networkPolicy,
+  }),
+  output: computerView,
+});

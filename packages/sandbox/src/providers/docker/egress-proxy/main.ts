@@ -1,0 +1,32 @@
+/**
+ * Entry of the per-computer egress proxy container: `node main.ts`. The Docker provider passes
+ * the rules in RAKAZO_EGRESS_RULES (JSON of `EgressRules`) and the socket path in
+ * RAKAZO_EGRESS_SOCKET (a directory mounted read-only into the computer).
+ */
+import { chmodSync, rmSync } from "node:fs";
+import type { EgressRules } from "./decide.ts";
+import { createEgressProxy } from "./proxy.ts";
+
+const socket = process.env.RAKAZO_EGRESS_SOCKET ?? "/run/rakazo-egress/proxy.sock";
+const rules = JSON.parse(process.env.RAKAZO_EGRESS_RULES ?? "") as EgressRules;
+if (rules.mode !== "egress" && rules.mode !== "allowlist") {
+  console.error("egress proxy: RAKAZO_EGRESS_RULES has no valid mode");
+  process.exit(2);
+}
+const server = createEgressProxy({
+  rules,
+  log: (event) => console.error(JSON.stringify({ time: new Date().toISOString(), ...event })),
+});
+rmSync(socket, { force: true });
+server.listen(socket, () => {
+  // The computer's workspace user (another uid) must be able to connect.
+  chmodSync(socket, 0o666);
+  console.error(JSON.stringify({ event: "egress.listening", mode: rules.mode }));
+});
+const stop = (): void => {
+  server.close();
+  rmSync(socket, { force: true });
+  process.exit(0);
+};
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);

@@ -1,0 +1,250 @@
+// Issue 16: a computer under each network policy, on this machine only. The test makes an
+// `--internal` Docker network (no route out) holding two fixture web servers (`allowed.test`,
+// `blocked.test`) and passes it to the provider as the egress proxies' upstream network, so the
+// only "internet" any computer here can meet is those fixtures. A listener on the network's
+// gateway address (the host's side of the bridge) stands in for the API; Postgres' port is
+// tried on the same address; 169.254.169.254 is tried everywhere. Under every policy the
+// computer itself has no interface but `lo`; under egress/allowlist its way out is its egress
+// proxy. No packet is addressed outside this machine: the fixtures sit on an internal network
+// and the proxy refuses the metadata address before dialling anything.
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createProvider, type NetworkPolicy, type Sandbox, type SandboxProvider } from "@rakazo/sandbox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { COMPUTER_IMAGE, dockerUnavailable } from "../support/docker.ts";
+import { buildSupervisorOverlay } from "../support/supervisor-overlay.ts";
+
+const unavailable = await dockerUnavailable();
+if (unavailable) {
+  if (process.env.CI === "true") throw new Error(`network-policy.docker: ${unavailable}`);
+  console.log(`network-policy.docker: skipped, ${unavailable}`);
+}
+
+const tag = randomBytes(4).toString("hex");
+const NETWORK = `rakazo-nettest-${tag}`;
+const LABEL = `rakazo-nettest=${tag}`;
+const FIXTURE_PORT = 8080;
+const ALLOWED = `http://allowed.test:${FIXTURE_PORT}/`;
+const BLOCKED = `http://blocked.test:${FIXTURE_PORT}/`;
+const METADATA = "http://169.254.169.254/latest/meta-data/";
+
+const docker = (...args: string[]): string =>
+  execFileSync("docker", args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+
+/** A fixture web server on the internal network, answering `marker` on every path. */
+function startFixture(image: string, alias: string, marker: string): void {
+  const server = `import http.server as h\nclass H(h.BaseHTTPRequestHandler):\n  def do_GET(s):\n    b=b"<html><head><title>${marker}</title></head><body><h1>${marker}</h1></body></html>"\n    s.send_response(200);s.send_header("content-type","text/html");s.send_header("content-length",str(len(b)));s.end_headers();s.wfile.write(b)\nh.HTTPServer(("0.0.0.0",${FIXTURE_PORT}),H).serve_forever()`;
+  docker(
+    "run",
+    "-d",
+    "--rm",
+    "--label",
+    LABEL,
+    "--name",
+    `rakazo-nettest-${alias.replace(/\W/g, "-")}-${tag}`,
+    "--network",
+    NETWORK,
+    "--network-alias",
+    alias,
+    "--user",
+    "1000:1000",
+    "--cap-drop",
+    "ALL",
+    image,
+    "python3",
+    "-c",
+    server,
+  );
+}
+
+describe.skipIf(unavailable !== undefined)("network policies under Docker (issue 16)", () => {
+  let overlay: ReturnType<typeof buildSupervisorOverlay> | undefined;
+  let provider: SandboxProvider;
+  let dataDir = "";
+  let gateway = "";
+  let hostApi: Server;
+  let hostApiPort = 0;
+  let hostApiHits = 0;
+  const refs: string[] = [];
+
+  beforeAll(async () => {
+    overlay = buildSupervisorOverlay(COMPUTER_IMAGE);
+    try {
+      docker("run", "--rm", "--network", "none", overlay.image, "sh", "-c", "command -v curl");
+    } catch {
+      throw new Error(`${COMPUTER_IMAGE} has no curl: rebuild it (infra/sandboxes/image/build.sh)`);
+    }
+    docker("network", "create", "--internal", "--label", LABEL, NETWORK);
+    const ipam = JSON.parse(docker("network", "inspect", "-f", "{{json .IPAM.Config}}", NETWORK)) as {
+      Subnet: string;
+      Gateway?: string;
+    }[];
+    const subnet = ipam[0]?.Subnet ?? "";
+    gateway = ipam[0]?.Gateway ?? "";
+    expect(subnet, "the internal network has a subnet").not.toBe("");
+    expect(gateway, "the internal network has a gateway on the host").not.toBe("");
+    startFixture(overlay.image, "allowed.test", "ALLOWED-FIXTURE");
+    startFixture(overlay.image, "blocked.test", "BLOCKED-FIXTURE");
+    // The stand-in for the API: listens on the host's own address on this network only.
+    hostApi = createServer((_req, res) => {
+      hostApiHits += 1;
+      res.end("HOST-API");
+    });
+    await new Promise<void>((resolve) => hostApi.listen(0, gateway, resolve));
+    hostApiPort = (hostApi.address() as AddressInfo).port;
+    dataDir = await mkdtemp(join(tmpdir(), "rakazo-nettest-"));
+    provider = await createProvider({
+      kind: "docker",
+      image: overlay.image,
+      dataDir,
+      egressNetwork: NETWORK,
+      // The fixtures' range is opened explicitly, as an operator would open a private range;
+      // the host's address inside it must stay refused.
+      egressPrivateAllow: [subnet],
+    });
+    console.error(`network-policy: network ${NETWORK} ${subnet} gateway ${gateway}, data dir ${dataDir}`);
+  }, 240_000);
+
+  afterAll(async () => {
+    for (const ref of refs) await provider?.destroy(ref).catch(() => undefined);
+    const leftovers = docker("ps", "-aq", "--filter", `label=${LABEL}`).split("\n").filter(Boolean);
+    if (leftovers.length > 0) docker("rm", "-f", ...leftovers);
+    try {
+      docker("network", "rm", NETWORK);
+    } catch (error) {
+      console.error(`network-policy: could not remove ${NETWORK}: ${(error as Error).message}`);
+    }
+    hostApi?.close();
+    overlay?.remove();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  }, 120_000);
+
+  const computer = async (name: string, network: NetworkPolicy): Promise<Sandbox> => {
+    const computerId = `cmp_net${name}${tag}`;
+    const { ref } = await provider.provision({
+      computerId,
+      homeKey: `home_${computerId}`,
+      mode: "team",
+      network,
+    });
+    refs.push(ref);
+    return provider.sandbox(ref);
+  };
+
+  /** `curl` in the computer: body + status, or the failure. Extra args e.g. `--proxytunnel`. */
+  const curl = async (sandbox: Sandbox, url: string, ...args: string[]): Promise<string> => {
+    const result = await sandbox.exec({
+      argv: ["curl", "-sS", "-m", "8", ...args, "-w", " [HTTP %{http_code}]", url],
+      timeoutMs: 20_000,
+    });
+    return `${result.stdout}${result.stderr} (exit ${result.exitCode})`;
+  };
+
+  /** What the bot's Chromium shows for `url` (page tools on the visible browser). */
+  const browse = async (sandbox: Sandbox, botId: string, url: string): Promise<string> => {
+    const page = sandbox.pageBrowser;
+    if (!page) throw new Error("the Docker provider wires page tools");
+    try {
+      const nav = await page.navigate(botId, url);
+      const snap = await page.snapshot(botId);
+      return `${nav.title} ${snap.text} [status ${nav.status ?? "?"}]`;
+    } catch (error) {
+      return `navigate failed: ${(error as Error).message}`;
+    }
+  };
+
+  /** The host's API port, Postgres' port and the metadata address, through every path out. */
+  const expectHostUnreachable = async (sandbox: Sandbox) => {
+    const targets = [`http://${gateway}:${hostApiPort}/`, `http://${gateway}:5432/`, METADATA];
+    for (const target of targets) {
+      for (const args of [[], ["--proxytunnel"], ["--noproxy", "*"]]) {
+        const out = await curl(sandbox, target, ...args);
+        expect(out, `${target} ${args.join(" ")}`).not.toContain("HOST-API");
+        // Refused by the egress proxy (403) or no connection at all (000): nothing answered.
+        expect(out, `${target} ${args.join(" ")}`).toMatch(/\[HTTP (403|000)\]/);
+      }
+    }
+    expect(hostApiHits, "connections that reached the host's API stand-in").toBe(0);
+  };
+
+  it("none: the computer is exactly as isolated as before, and reaches nothing", async () => {
+    const sandbox = await computer("none", { mode: "none" });
+    const ifaces = await sandbox.exec({
+      argv: ["sh", "-c", "ls /sys/class/net; env | grep -ci proxy || true"],
+    });
+    expect(ifaces.stdout.trim().split("\n")).toEqual(["lo", "0"]);
+    expect(await curl(sandbox, ALLOWED)).not.toContain("ALLOWED-FIXTURE");
+    expect(await curl(sandbox, BLOCKED)).not.toContain("BLOCKED-FIXTURE");
+    expect(await browse(sandbox, "bot-none", ALLOWED)).not.toContain("ALLOWED-FIXTURE");
+    await expectHostUnreachable(sandbox);
+    expect(docker("ps", "-a", "--filter", `label=rakazo.egress-of=cmp_netnone${tag}`, "-q")).toBe("");
+  }, 240_000);
+
+  it("allowlist: curl and Chromium reach the listed host only", async () => {
+    const sandbox = await computer("allow", {
+      mode: "allowlist",
+      allow: [{ host: "allowed.test", ports: [FIXTURE_PORT] }],
+    });
+    const ifaces = await sandbox.exec({ argv: ["ls", "/sys/class/net"] });
+    expect(ifaces.stdout.trim()).toBe("lo");
+    expect(await curl(sandbox, ALLOWED)).toContain("ALLOWED-FIXTURE");
+    expect(await curl(sandbox, ALLOWED, "--proxytunnel")).toContain("ALLOWED-FIXTURE");
+    const blocked = await curl(sandbox, BLOCKED);
+    expect(blocked).not.toContain("BLOCKED-FIXTURE");
+    expect(blocked).toContain("[HTTP 403]");
+    expect(await curl(sandbox, BLOCKED, "--proxytunnel")).not.toContain("BLOCKED-FIXTURE");
+    // Not around the proxy either: the computer has no route of its own.
+    expect(await curl(sandbox, ALLOWED, "--noproxy", "*")).not.toContain("ALLOWED-FIXTURE");
+    expect(await browse(sandbox, "bot-allow", ALLOWED)).toContain("ALLOWED-FIXTURE");
+    expect(await browse(sandbox, "bot-allow", BLOCKED)).not.toContain("BLOCKED-FIXTURE");
+    await expectHostUnreachable(sandbox);
+  }, 240_000);
+
+  it("egress: public-equivalent fixtures are reachable, the host and metadata are not", async () => {
+    const sandbox = await computer("egress", { mode: "egress" });
+    expect(await curl(sandbox, ALLOWED)).toContain("ALLOWED-FIXTURE");
+    expect(await curl(sandbox, BLOCKED, "--proxytunnel")).toContain("BLOCKED-FIXTURE");
+    expect(await browse(sandbox, "bot-egress", BLOCKED)).toContain("BLOCKED-FIXTURE");
+    expect(await browse(sandbox, "bot-egress", `http://${gateway}:${hostApiPort}/`)).not.toContain(
+      "HOST-API",
+    );
+    await expectHostUnreachable(sandbox);
+  }, 240_000);
+
+  it("a stopped computer started under another policy gets a machine and proxy that match it", async () => {
+    const computerId = `cmp_netchange${tag}`;
+    const first = await provider.provision({
+      computerId,
+      homeKey: `home_${computerId}`,
+      mode: "team",
+      network: { mode: "none" },
+    });
+    refs.push(first.ref);
+    await provider.stop(first.ref);
+    const second = await provider.provision({
+      computerId,
+      homeKey: `home_${computerId}`,
+      mode: "team",
+      ref: first.ref,
+      network: { mode: "allowlist", allow: [{ host: "allowed.test", ports: [FIXTURE_PORT] }] },
+    });
+    refs.push(second.ref);
+    expect(second.ref).not.toBe(first.ref);
+    expect(await curl(provider.sandbox(second.ref), ALLOWED)).toContain("ALLOWED-FIXTURE");
+    await provider.stop(second.ref);
+    expect(
+      docker("ps", "--filter", `label=rakazo.egress-of=${computerId}`, "-q"),
+      "the proxy stops with its computer",
+    ).toBe("");
+    await provider.destroy(second.ref);
+    expect(
+      docker("ps", "-a", "--filter", `label=rakazo.egress-of=${computerId}`, "-q"),
+      "and goes with it",
+    ).toBe("");
+  }, 240_000);
+});
