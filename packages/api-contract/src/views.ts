@@ -21,6 +21,8 @@ export const computerView = z.strictObject({
   ]),
   homeRevision: z.number().int(),
   lastError: z.string().nullable(),
+  /** The computer's size (issue 12); null for computers made before sizing. */
+  size: z.strictObject({ memoryMib: z.number().int(), cpus: z.number(), pids: z.number().int() }).nullable(),
   createdAt: timestamp,
   updatedAt: timestamp,
 });
