@@ -26,6 +26,8 @@ export interface AgentHostOptions {
   /** API keys per pi-ai provider, read from the environment by the app. */
   readonly apiKeys: Readonly<Record<string, string | undefined>>;
   readonly heartbeatMs?: number;
+  /** The lease each heartbeat grants (default 120 s); its lapse is how a dead host is noticed (OPS-4). */
+  readonly leaseTtlMs?: number;
   /** `BROWSER_PROVIDER` (BRW-7); unset picks by provider (fake → emulator, else the sandbox's). */
   readonly browser?: "sandbox" | "fake";
 }
@@ -36,7 +38,7 @@ export function agentRunHandler(ctx: ServiceContext, options: AgentHostOptions) 
     const key = { computerId: payload.computerId, botId: payload.botId, fencingToken: payload.fencingToken };
     const abort = new AbortController();
     const heartbeat = setInterval(() => {
-      renewExecutionLease(ctx, { ...key, ttlMs: 120_000 }).catch((error: unknown) => {
+      renewExecutionLease(ctx, { ...key, ttlMs: options.leaseTtlMs ?? 120_000 }).catch((error: unknown) => {
         ctx.log.warn("agent.lease_lost", { runId: payload.runId, error });
         abort.abort();
       });

@@ -30,6 +30,11 @@ const worker = await startWorker({
   keys,
   log,
   reconcileIntervalMs: env.RECONCILE_SECONDS * 1_000,
+  reconciler: {
+    intervalMs: env.OPERATIONS_RECONCILE_SECONDS * 1_000,
+    queuedGraceMs: env.OPERATION_QUEUED_GRACE_SECONDS * 1_000,
+    runGraceMs: env.RUN_LAPSE_GRACE_SECONDS * 1_000,
+  },
   ...(env.AGENT_MODEL
     ? {
         agent: {

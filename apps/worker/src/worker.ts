@@ -5,8 +5,10 @@ import type { Logger } from "@rakazo/log";
 import type { SandboxProvider } from "@rakazo/sandbox";
 import {
   computerJobHandlers,
+  endLapsedRuns,
   type IdlePolicy,
   reconcileHomeObjects,
+  republishQueuedOperations,
   type ServiceContext,
   sweepIdleComputers,
   systemRunHooks,
@@ -27,6 +29,16 @@ export interface WorkerOptions {
   readonly agent?: AgentHostOptions;
   /** How often the reconciler deletes stored workspaces no computer owns (PER-5). */
   readonly reconcileIntervalMs?: number;
+  /** The operations reconciler (OPS-4): republishes missed enqueues, ends runs whose host is gone. */
+  readonly reconciler?: ReconcilerOptions;
+}
+
+export interface ReconcilerOptions {
+  readonly intervalMs: number;
+  /** A queued operation older than this without a job is republished. */
+  readonly queuedGraceMs: number;
+  /** A running run whose lease lapsed this long ago ends failed. */
+  readonly runGraceMs: number;
 }
 
 export interface RunningWorker {
@@ -92,6 +104,20 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   if (options.reconcileIntervalMs) {
     loops.push(
       every(options.reconcileIntervalMs, () => reconcileHomeObjects(ctx, {}), log, "homes.reconcile"),
+    );
+  }
+  const reconciler = options.reconciler;
+  if (reconciler) {
+    loops.push(
+      every(
+        reconciler.intervalMs,
+        async () => {
+          await republishQueuedOperations(ctx, reconciler);
+          await endLapsedRuns(ctx, { graceMs: reconciler.runGraceMs });
+        },
+        log,
+        "operations.reconcile",
+      ),
     );
   }
   log.info("worker.started", { provider: options.provider.kind, homes: options.homes.kind });
