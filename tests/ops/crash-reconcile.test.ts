@@ -2,66 +2,36 @@
 // operation's commit and its enqueue, and the reconciler finishes provision, stop and delete; a
 // worker hosting an agent run is killed with kill -9 and the run ends failed once its lease
 // lapses, freeing the bot for a person (TKO-1).
-import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
-import { join } from "node:path";
 import { computerOperations, computers, executionLeases, runs } from "@rakazo/db";
 import { LAPSED_RUN_ERROR } from "@rakazo/services";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Child, freePort, killHard, startChild, startTestWorker } from "../support/processes.ts";
 import { createTestSystem, eventually, runningComputer, type TestSystem } from "../support/system.ts";
 
-const root = join(import.meta.dirname, "../..");
 let system: TestSystem;
-const children: ChildProcess[] = [];
+const children: Child[] = [];
 
 beforeAll(async () => {
   system = await createTestSystem({ agentModel: "faux:stuck" });
 });
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.pid) killGroup(child);
+  for (const child of children) await killHard(child);
   await system?.close();
 });
 
-function killGroup(child: ChildProcess): void {
-  try {
-    process.kill(-(child.pid as number), "SIGKILL");
-  } catch {
-    // already gone
-  }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
-}
-
-function start(script: string, env: Record<string, string>): { child: ChildProcess; output: string[] } {
-  const output: string[] = [];
-  const child = spawn(process.execPath, [join(root, script)], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", ...env },
-    stdio: "pipe",
-    detached: true,
-  });
-  child.stdout?.on("data", (d: Buffer) => output.push(d.toString()));
-  child.stderr?.on("data", (d: Buffer) => output.push(d.toString()));
-  children.push(child);
-  return { child, output };
-}
-
 /** Starts the real API process that dies right after an operation's commit, and calls `rpc` on it. */
-async function callCrashingApi(rpc: string, body: unknown, token: string): Promise<ChildProcess> {
+async function callCrashingApi(rpc: string, body: unknown, token: string): Promise<void> {
   const port = await freePort();
-  const { child, output } = start("apps/api/src/main.ts", {
+  const api = startChild("apps/api/src/main.ts", {
     DATABASE_URL: system.database.url,
     DATA_DIR: system.dataDir,
     RAKAZO_PROVIDER: "fake",
     API_PORT: String(port),
     RAKAZO_TEST_CRASH_AFTER: "operation-commit",
   });
+  children.push(api);
+  const { process: child, output } = api;
   const url = `http://127.0.0.1:${port}`;
   await eventually(async () => {
     if (child.exitCode !== null) throw new Error(`api exited early:\n${output.join("")}`);
@@ -86,7 +56,6 @@ async function callCrashingApi(rpc: string, body: unknown, token: string): Promi
   );
   expect(response).toBe("dropped");
   expect(await exited).toBe("SIGKILL");
-  return child;
 }
 
 async function stateOf(computerId: string) {
@@ -107,7 +76,9 @@ describe("the reconciler after an API crash between commit and enqueue (OPS-4)",
     await new Promise((done) => setTimeout(done, 1_500));
     expect(await stateOf(computerId)).toBe("provisioning");
 
-    await system.startWorker({ reconciler: { intervalMs: 300, queuedGraceMs: 1_000, runGraceMs: 500 } });
+    const reconciling = await system.startWorker({
+      reconciler: { intervalMs: 300, queuedGraceMs: 1_000, runGraceMs: 500, workerSilenceMs: 60_000 },
+    });
     await eventually(async () => ((await stateOf(computerId)) === "running" ? true : undefined), 20_000);
 
     await callCrashingApi("computer/stop", { computerId }, tenant.token);
@@ -128,22 +99,22 @@ describe("the reconciler after an API crash between commit and enqueue (OPS-4)",
     // Republished once each, under the operation's own job id (never a second job).
     const logs = system.logLines.filter((l) => l.includes('"msg":"operation.republished"'));
     expect(logs).toHaveLength(3);
+    // The next test's agent run must be hosted by its killed worker alone.
+    await reconciling.stop({ timeoutMs: 5_000 });
   }, 120_000);
 });
 
 describe("a run whose worker was killed (OPS-4)", () => {
   it("ends failed after its lease lapses, freeing the bot for takeover", async () => {
     const tenant = await system.newTenant("crash-run");
-    const computerId = await runningComputer(system, tenant);
-    const { child, output } = start("tests/support/worker-process.ts", {
+    // The child worker is the only worker now: it provisions the computer and hosts the run.
+    const worker = await startTestWorker({
       DATABASE_URL: system.database.url,
       TEST_DATA_DIR: system.dataDir,
       TEST_AGENT: "stuck",
     });
-    await eventually(async () => {
-      if (child.exitCode !== null) throw new Error(`worker exited early:\n${output.join("")}`);
-      return output.join("").includes('"msg":"worker.started"') || undefined;
-    }, 30_000);
+    children.push(worker);
+    const computerId = await runningComputer(system, tenant);
     const started = await system.rpc(
       "agent/run",
       { computerId, botId: tenant.botId, task: "wait" },
@@ -160,8 +131,7 @@ describe("a run whose worker was killed (OPS-4)", () => {
       const expires = lease?.expiresAt;
       return expires && expires.getTime() < Date.now() + 10_000 ? true : undefined;
     }, 30_000);
-    killGroup(child);
-    await new Promise((done) => child.once("exit", done));
+    await killHard(worker);
 
     // Before the reconciler: the bot is "working", a person is told to stop it first.
     const blocked = await system.rpc(
@@ -171,7 +141,9 @@ describe("a run whose worker was killed (OPS-4)", () => {
     );
     expect(blocked.json.error?.code).toBe("TAKEOVER_CONFLICT");
 
-    await system.startWorker({ reconciler: { intervalMs: 300, queuedGraceMs: 1_000, runGraceMs: 500 } });
+    await system.startWorker({
+      reconciler: { intervalMs: 300, queuedGraceMs: 1_000, runGraceMs: 500, workerSilenceMs: 60_000 },
+    });
     const killedAt = Date.now();
     const run = await eventually(async () => {
       const [row] = await system.ctx.db.select().from(runs).where(eq(runs.id, runId));

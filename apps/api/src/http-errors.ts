@@ -28,6 +28,10 @@ export const HTTP_STATUS: Record<
   DESKTOP_UNAVAILABLE: 503,
   UNSUPPORTED: 501,
   PROVIDER_ERROR: 502,
+  NOT_SERVER_OWNER: 403,
+  WORKERS_STOPPED_REQUIRED: 400,
+  OPERATION_IN_OTHER_SPACE: 403,
+  OPERATION_NOT_INTERRUPTED: 409,
   INTERNAL: 500,
 };
 
@@ -63,5 +67,13 @@ export const ERROR_MEANING: Record<AppErrorCode, string> = {
   DESKTOP_UNAVAILABLE: "the bot's desktop did not start",
   UNSUPPORTED: "this provider or deployment lacks the feature (desktop, screens, page browser, agent model)",
   PROVIDER_ERROR: "the computer's provider failed (`details.providerCode`)",
+  NOT_SERVER_OWNER:
+    "`computer/releaseInterrupted` by someone other than the server owner (the installation's first user, OPS-6)",
+  WORKERS_STOPPED_REQUIRED:
+    "`computer/releaseInterrupted` without `workersStopped: true`: assert that its workers and provider calls have stopped (OPS-6)",
+  OPERATION_IN_OTHER_SPACE:
+    "`computer/releaseInterrupted` for an operation of a space the server owner does not own",
+  OPERATION_NOT_INTERRUPTED:
+    "`computer/releaseInterrupted` for an operation that is not `interrupted` (`details.status`)",
   INTERNAL: "a bug: the server logged it",
 };

@@ -19,6 +19,7 @@ import {
 import { computerAct, computerObserve } from "./rpc/desktop.ts";
 import { computerFilesList, computerFilesRead } from "./rpc/files.ts";
 import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./rpc/identity.ts";
+import { computerOperationsList, computerReleaseInterrupted } from "./rpc/operations.ts";
 import {
   computerReleaseControl,
   computerStopBot,
@@ -41,6 +42,7 @@ export * from "./rpc/computer.ts";
 export * from "./rpc/desktop.ts";
 export * from "./rpc/files.ts";
 export * from "./rpc/identity.ts";
+export * from "./rpc/operations.ts";
 export * from "./rpc/runs.ts";
 export * from "./rpc/screens.ts";
 export * from "./rpc/setup.ts";
@@ -67,6 +69,8 @@ export const RPC_CONTRACTS = [
   computerTakeControl,
   computerReleaseControl,
   computerStopBot,
+  computerOperationsList,
+  computerReleaseInterrupted,
   runStart,
   runGet,
   runHeartbeat,

@@ -174,8 +174,10 @@ export const computerOperations = pgTable(
     /** The real lifecycle stage ("provisioning", "restoring", …), never a percentage. */
     stage: text("stage").notNull(),
     status: text("status").$type<OperationStatus>().notNull(),
-    /** pg-boss job id, once enqueued. */
+    /** pg-boss job id, derived from the operation id (so a resend is idempotent, OPS-4). */
     jobId: text("job_id"),
+    /** The worker that claimed it (`worker_heartbeats.id`); its silence interrupts it (OPS-5). */
+    workerId: text("worker_id"),
     heartbeatAt: timestamp("heartbeat_at", { withTimezone: true }),
     error: text("error"),
     createdAt: createdAt(),
@@ -189,6 +191,16 @@ export const computerOperations = pgTable(
       .where(sql`${t.status} in ('queued', 'running', 'interrupted')`),
   ],
 );
+
+/**
+ * One row per worker process, renewed while it lives (OPS-5). A silent worker's operations
+ * become `interrupted`; its silence alone never releases anything (OPS-6).
+ */
+export const workerHeartbeats = pgTable("worker_heartbeats", {
+  id: text("id").primaryKey(),
+  startedAt: timestamp("started_at", { withTimezone: true }).notNull().defaultNow(),
+  heartbeatAt: timestamp("heartbeat_at", { withTimezone: true }).notNull().defaultNow(),
+});
 
 /**
  * Per-bot execution leases with fencing (CMP-3). One row per (computer, bot) lives forever:

@@ -23,6 +23,7 @@ export * from "./homes/index.ts";
 export * from "./identity/bootstrap.ts";
 export * from "./identity/spaces.ts";
 export * from "./identity/tokens.ts";
+export * from "./operations/index.ts";
 export * from "./operator/index.ts";
 export * from "./runs/hooks.ts";
 export * from "./runs/leases.ts";

@@ -14,6 +14,7 @@ import type { RpcDefinition } from "./define.ts";
 import { computerAct, computerObserve } from "./desktop.ts";
 import { computerFilesList, computerFilesRead } from "./files.ts";
 import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./identity.ts";
+import { computerOperationsList, computerReleaseInterrupted } from "./operations.ts";
 import {
   computerReleaseControl,
   computerStopBot,
@@ -52,6 +53,8 @@ export const RPCS = [
   computerTakeControl,
   computerReleaseControl,
   computerStopBot,
+  computerOperationsList,
+  computerReleaseInterrupted,
   runStart,
   runGet,
   runHeartbeat,

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { computerOperations, newId, type OperationKind, type OperationStatus } from "@rakazo/db";
 import type { JobName } from "@rakazo/jobs";
-import { eq } from "drizzle-orm";
+import { and, eq, inArray, ne } from "drizzle-orm";
 import type { ServiceContext } from "../context.ts";
 
 type Tx = Parameters<Parameters<ServiceContext["db"]["transaction"]>[0]>[0];
@@ -47,6 +47,28 @@ export async function enqueueOperation(
   await ctx.jobs.send(job, { computerId, operationId, ...extra }, { id: jobIdOf(operationId) });
 }
 
+/**
+ * A job handler's first step: claims the operation for this worker, only while it is queued
+ * (first delivery) or running (a retry of the same job). A job pg-boss delivers again for an
+ * operation that was interrupted, released or finished returns false and must not act: claimed
+ * work is never replayed destructively (OPS-4, OPS-5).
+ */
+export async function beginOperation(
+  ctx: Pick<ServiceContext, "db" | "workerId">,
+  operationId: string,
+  stage: string,
+): Promise<boolean> {
+  const [row] = await ctx.db
+    .update(computerOperations)
+    .set({ status: "running", stage, workerId: ctx.workerId ?? null, heartbeatAt: new Date() })
+    .where(
+      and(eq(computerOperations.id, operationId), inArray(computerOperations.status, ["queued", "running"])),
+    )
+    .returning({ id: computerOperations.id });
+  return row !== undefined;
+}
+
+/** Progress and outcome; a released operation is the operator's and is never written again. */
 export async function updateOperation(
   ctx: Pick<ServiceContext, "db">,
   operationId: string,
@@ -56,5 +78,5 @@ export async function updateOperation(
   await ctx.db
     .update(computerOperations)
     .set({ ...patch, heartbeatAt: new Date(), ...(finished ? { finishedAt: new Date() } : {}) })
-    .where(eq(computerOperations.id, operationId));
+    .where(and(eq(computerOperations.id, operationId), ne(computerOperations.status, "released")));
 }

@@ -52,3 +52,43 @@ export async function republishQueuedOperations(
   }
   return republished;
 }
+
+export const INTERRUPTED_ERROR =
+  "the worker running this operation went silent; the computer stays reserved until a server owner confirms workers and provider calls have stopped (computer/releaseInterrupted)";
+
+/**
+ * OPS-5: a running operation whose claiming worker has not beaten for `silenceMs` becomes
+ * `interrupted`. The computer keeps its transitional state — still reserved — because the
+ * worker may only be partitioned and its provider calls still in flight; only an explicit
+ * release by the server owner frees it (OPS-6).
+ */
+export async function interruptSilentOperations(
+  ctx: Pick<ServiceContext, "db" | "log">,
+  policy: { silenceMs: number },
+): Promise<string[]> {
+  const rows = await ctx.db.execute<{ id: string; computer_id: string; worker_id: string }>(sql`
+    update computer_operations o
+    set status = 'interrupted', error = ${INTERRUPTED_ERROR}, updated_at = now()
+    where o.status = 'running'
+      and o.worker_id is not null
+      and not exists (
+        select 1 from worker_heartbeats w
+        where w.id = o.worker_id
+          and w.heartbeat_at > now() - ${policy.silenceMs} * interval '1 millisecond')
+    returning o.id, o.computer_id, o.worker_id`);
+  for (const row of rows) {
+    ctx.log.warn("operation.interrupted", {
+      operationId: row.id,
+      computerId: row.computer_id,
+      workerId: row.worker_id,
+    });
+  }
+  return rows.map((r) => r.id);
+}
+
+/** Records that this worker is alive (OPS-5); one row per worker process. */
+export async function beatWorkerHeartbeat(ctx: Pick<ServiceContext, "db">, workerId: string): Promise<void> {
+  await ctx.db.execute(sql`
+    insert into worker_heartbeats (id, started_at, heartbeat_at) values (${workerId}, now(), now())
+    on conflict (id) do update set heartbeat_at = now()`);
+}

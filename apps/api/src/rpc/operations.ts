@@ -1,0 +1,12 @@
+import * as contracts from "@rakazo/api-contract";
+import { listComputerOperations, releaseInterruptedOperation } from "@rakazo/services";
+import { defineRpc } from "./define.ts";
+
+export const computerOperationsList = defineRpc(contracts.computerOperationsList, (ctx, caller, input) =>
+  listComputerOperations(ctx, caller, input),
+);
+
+export const computerReleaseInterrupted = defineRpc(
+  contracts.computerReleaseInterrupted,
+  (ctx, caller, input) => releaseInterruptedOperation(ctx, caller, input),
+);

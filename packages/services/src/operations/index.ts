@@ -1,0 +1,3 @@
+export * from "./list.ts";
+export * from "./release.ts";
+export * from "./view.ts";
