@@ -39,7 +39,7 @@ export async function requireServerOwner(ctx: Pick<ServiceContext, "db">, userId
 }
 
 export async function releaseInterruptedOperation(
-  ctx: ServiceContext,
+  ctx: Pick<ServiceContext, "db" | "log">,
   caller: { userId: string },
   input: { id: string; workersStopped?: boolean | undefined },
 ): Promise<{ operation: OperationView; computer: ComputerView }> {
