@@ -32,6 +32,7 @@ export const HTTP_STATUS: Record<
   WORKERS_STOPPED_REQUIRED: 400,
   OPERATION_IN_OTHER_SPACE: 403,
   OPERATION_NOT_INTERRUPTED: 409,
+  OPERATION_IN_PROGRESS: 409,
   INTERNAL: 500,
 };
 
@@ -75,5 +76,7 @@ export const ERROR_MEANING: Record<AppErrorCode, string> = {
     "`computer/releaseInterrupted` for an operation of a space the server owner does not own",
   OPERATION_NOT_INTERRUPTED:
     "`computer/releaseInterrupted` for an operation that is not `interrupted` (`details.status`)",
+  OPERATION_IN_PROGRESS:
+    "the computer is reserved by an update or recovery (OPS-1): new runs, stop, start and takeover wait (`details.kind`, `details.stage`)",
   INTERNAL: "a bug: the server logged it",
 };

@@ -19,7 +19,12 @@ import {
 import { computerAct, computerObserve } from "./rpc/desktop.ts";
 import { computerFilesList, computerFilesRead } from "./rpc/files.ts";
 import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./rpc/identity.ts";
-import { computerOperationsList, computerReleaseInterrupted } from "./rpc/operations.ts";
+import {
+  computerOperationsList,
+  computerRecover,
+  computerReleaseInterrupted,
+  computerUpdate,
+} from "./rpc/operations.ts";
 import {
   computerReleaseControl,
   computerStopBot,
@@ -71,6 +76,8 @@ export const RPC_CONTRACTS = [
   computerStopBot,
   computerOperationsList,
   computerReleaseInterrupted,
+  computerUpdate,
+  computerRecover,
   runStart,
   runGet,
   runHeartbeat,

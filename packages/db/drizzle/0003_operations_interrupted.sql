@@ -4,4 +4,5 @@ CREATE TABLE "worker_heartbeats" (
 	"heartbeat_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
-ALTER TABLE "computer_operations" ADD COLUMN "worker_id" text;
+ALTER TABLE "computer_operations" ADD COLUMN "worker_id" text;--> statement-breakpoint
+CREATE UNIQUE INDEX "computer_operations_reservation_uq" ON "computer_operations" USING btree ("computer_id") WHERE "computer_operations"."kind" in ('update', 'recover') and "computer_operations"."status" in ('queued', 'running', 'interrupted');

@@ -189,6 +189,10 @@ export const computerOperations = pgTable(
     index("computer_operations_active_idx")
       .on(t.status)
       .where(sql`${t.status} in ('queued', 'running', 'interrupted')`),
+    // OPS-1: at most one computer-wide reservation (update or recovery) per computer at a time.
+    uniqueIndex("computer_operations_reservation_uq")
+      .on(t.computerId)
+      .where(sql`${t.kind} in ('update', 'recover') and ${t.status} in ('queued', 'running', 'interrupted')`),
   ],
 );
 

@@ -30,6 +30,7 @@ export const APP_ERROR_CODES = [
   "WORKERS_STOPPED_REQUIRED",
   "OPERATION_IN_OTHER_SPACE",
   "OPERATION_NOT_INTERRUPTED",
+  "OPERATION_IN_PROGRESS",
   "INTERNAL",
 ] as const;
 export type AppErrorCode = (typeof APP_ERROR_CODES)[number];

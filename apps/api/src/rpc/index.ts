@@ -14,7 +14,12 @@ import type { RpcDefinition } from "./define.ts";
 import { computerAct, computerObserve } from "./desktop.ts";
 import { computerFilesList, computerFilesRead } from "./files.ts";
 import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./identity.ts";
-import { computerOperationsList, computerReleaseInterrupted } from "./operations.ts";
+import {
+  computerOperationsList,
+  computerRecover,
+  computerReleaseInterrupted,
+  computerUpdate,
+} from "./operations.ts";
 import {
   computerReleaseControl,
   computerStopBot,
@@ -55,6 +60,8 @@ export const RPCS = [
   computerStopBot,
   computerOperationsList,
   computerReleaseInterrupted,
+  computerUpdate,
+  computerRecover,
   runStart,
   runGet,
   runHeartbeat,

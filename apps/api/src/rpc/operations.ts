@@ -1,5 +1,10 @@
 import * as contracts from "@rakazo/api-contract";
-import { listComputerOperations, releaseInterruptedOperation } from "@rakazo/services";
+import {
+  listComputerOperations,
+  releaseInterruptedOperation,
+  requestComputerRecover,
+  requestComputerUpdate,
+} from "@rakazo/services";
 import { defineRpc } from "./define.ts";
 
 export const computerOperationsList = defineRpc(contracts.computerOperationsList, (ctx, caller, input) =>
@@ -9,4 +14,12 @@ export const computerOperationsList = defineRpc(contracts.computerOperationsList
 export const computerReleaseInterrupted = defineRpc(
   contracts.computerReleaseInterrupted,
   (ctx, caller, input) => releaseInterruptedOperation(ctx, caller, input),
+);
+
+export const computerUpdate = defineRpc(contracts.computerUpdate, (ctx, caller, input) =>
+  requestComputerUpdate(ctx, caller, input),
+);
+
+export const computerRecover = defineRpc(contracts.computerRecover, (ctx, caller, input) =>
+  requestComputerRecover(ctx, caller, input),
 );

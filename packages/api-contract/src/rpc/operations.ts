@@ -22,6 +22,26 @@ export const computerOperationsList = defineContract({
   output: z.array(operationView),
 });
 
+const byComputer = z.strictObject({
+  computerId: z.string().regex(ids.computer, "expected a computer id (cmp_…)"),
+});
+
+/** Rebuilds a running computer with the configured provider and image (OPS-1, OPS-3). */
+export const computerUpdate = defineContract({
+  name: "computer/update",
+  auth: "token",
+  input: byComputer,
+  output: operationView,
+});
+
+/** Brings a failed computer back from its last saved workspace (OPS-3). */
+export const computerRecover = defineContract({
+  name: "computer/recover",
+  auth: "token",
+  input: byComputer,
+  output: operationView,
+});
+
 export const computerReleaseInterrupted = defineContract({
   name: "computer/releaseInterrupted",
   auth: "token",

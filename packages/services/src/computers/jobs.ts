@@ -13,6 +13,7 @@ import { checkpointComputerHome } from "../homes/checkpoint.ts";
 import { mountsHome } from "../homes/context.ts";
 import { destroyComputerHome } from "../homes/destroy.ts";
 import { prepareComputerHome, restoreComputerHome } from "../homes/restore.ts";
+import { runRecoverJob, runUpdateJob } from "../operations/update.ts";
 import { beginOperation, updateOperation } from "./operations.ts";
 import { sizingOf } from "./sizing.ts";
 
@@ -224,5 +225,7 @@ export function computerJobHandlers(ctx: ServiceContext): Omit<JobHandlers, "age
     "computer.provision": (payload, context) => runProvisionJob(ctx, payload, context),
     "computer.stop": (payload, context) => runStopJob(ctx, payload, context),
     "computer.delete": (payload, context) => runDeleteJob(ctx, payload, context),
+    "computer.update": (payload, context) => runUpdateJob(ctx, payload, context),
+    "computer.recover": (payload, context) => runRecoverJob(ctx, payload, context),
   };
 }

@@ -19,6 +19,8 @@ const JOB_OF: Partial<Record<OperationKind, JobName>> = {
   idle_shutdown: "computer.stop",
   delete: "computer.delete",
   checkpoint: "computer.checkpoint",
+  update: "computer.update",
+  recover: "computer.recover",
 };
 
 export interface ReconcilePolicy {

@@ -1,7 +1,7 @@
 /**
  * Operator verb (`./rakazo ops recover <id>`): brings a failed computer back up from its last
  * saved workspace — the recovery offered after `ops release` (OPS-6). `id` is the computer or
- * one of its operations. The provisioning operation is committed `queued` and the worker's
+ * one of its operations. The recovery operation (computer.recover) is committed `queued` and the worker's
  * reconciler publishes its job (OPS-4), so the command needs no queue connection of its own.
  */
 import { computerOperations, computers } from "@rakazo/db";
@@ -30,7 +30,7 @@ export async function requestComputerRecovery(
       .set({ state: "provisioning", lastError: null })
       .where(and(eq(computers.id, computerId), eq(computers.state, "failed")))
       .returning({ id: computers.id });
-    return row ? recordOperation(tx, computerId, "provision", "queued") : undefined;
+    return row ? recordOperation(tx, computerId, "recover", "queued") : undefined;
   });
   if (!operationId) {
     const [current] = await ctx.db
