@@ -89,70 +89,85 @@ describe("computer/update (OPS-1, OPS-3)", () => {
   }, 120_000);
 });
 
+// Each stage of an update, entered by a real worker process whose provider never finishes it.
+const STAGES = [
+  { stage: "checkpointing", env: { TEST_HANG: "export" }, checkpoints: false },
+  { stage: "stopping", env: { TEST_HANG: "destroy" }, checkpoints: true },
+  { stage: "provisioning", env: { TEST_PROVISION: "hang" }, checkpoints: true },
+] as const;
+
 describe("kill -9 of the worker during an update (OPS-5)", () => {
-  it("is interrupted in its stage, never replayed, and release + recover restore the files", async () => {
-    const provisioner = await system.startWorker();
-    const computerId = await runningComputer(system, owner, { name: "to update" });
-    await writeNote(computerId, "written before the update");
-    await provisioner.stop({ timeoutMs: 5_000 });
-    const revisionBefore = (await computerRow(computerId))?.homeRevision ?? 0;
-    // The only worker now: a real process whose provider never finishes provisioning.
-    child = await startTestWorker({
-      DATABASE_URL: system.database.url,
-      TEST_DATA_DIR: system.dataDir,
-      TEST_PROVISION: "hang",
-    });
-    const update = await system.rpc("computer/update", { computerId }, owner.token);
-    expect(update.status, JSON.stringify(update.json)).toBe(200);
-    const operationId = update.json.result.id as string;
-    await eventually(async () => {
-      const op = await operation(operationId);
-      return op?.status === "running" && op.stage === "provisioning" ? true : undefined;
-    }, 30_000);
-    const checkpointed = (await computerRow(computerId))?.homeRevision ?? 0;
-    expect(checkpointed).toBeGreaterThan(revisionBefore);
-    await killHard(child);
+  it.each(STAGES)(
+    "in $stage: interrupted, never replayed, release + recover restore the files",
+    async ({ stage, env, checkpoints }) => {
+      const provisioner = await system.startWorker();
+      const computerId = await runningComputer(system, owner, { name: "to update" });
+      await writeNote(computerId, "written before the update");
+      await provisioner.stop({ timeoutMs: 5_000 });
+      const revisionBefore = (await computerRow(computerId))?.homeRevision ?? 0;
+      // The only worker now: a real process whose provider never finishes provisioning.
+      child = await startTestWorker({
+        DATABASE_URL: system.database.url,
+        TEST_DATA_DIR: system.dataDir,
+        ...env,
+      });
+      const update = await system.rpc("computer/update", { computerId }, owner.token);
+      expect(update.status, JSON.stringify(update.json)).toBe(200);
+      const operationId = update.json.result.id as string;
+      await eventually(async () => {
+        const op = await operation(operationId);
+        return op?.status === "running" && op.stage === stage ? true : undefined;
+      }, 30_000);
+      // Give the stage a moment to reach its hanging provider call.
+      await new Promise((done) => setTimeout(done, 500));
+      const checkpointed = (await computerRow(computerId))?.homeRevision ?? 0;
+      if (checkpoints) expect(checkpointed).toBeGreaterThan(revisionBefore);
+      else expect(checkpointed).toBe(revisionBefore);
+      await killHard(child);
 
-    await system.startWorker({
-      reconciler: { intervalMs: 300, queuedGraceMs: 1_000, runGraceMs: 500, workerSilenceMs: 1_500 },
-    });
-    const interrupted = await eventually(async () => {
-      const op = await operation(operationId);
-      return op?.status === "interrupted" ? op : undefined;
-    }, 20_000);
-    expect(interrupted.stage).toBe("provisioning");
-    // A redelivered job does nothing: no second checkpoint, no stage replayed.
-    await runUpdateJob(
-      system.ctx,
-      { computerId, operationId },
-      {
-        jobId: interrupted.jobId ?? "",
-        retryCount: 1,
-        isLastAttempt: true,
-        signal: new AbortController().signal,
-      },
-    );
-    expect((await operation(operationId))?.status).toBe("interrupted");
-    expect((await computerRow(computerId))?.homeRevision).toBe(checkpointed);
-    // Still reserved while interrupted: recovery is not offered yet.
-    const early = await system.rpc("computer/recover", { computerId }, owner.token);
-    expect(early.json.error?.code).toBe("OPERATION_IN_PROGRESS");
+      const reconciling = await system.startWorker({
+        reconciler: { intervalMs: 300, queuedGraceMs: 1_000, runGraceMs: 500, workerSilenceMs: 1_500 },
+      });
+      const interrupted = await eventually(async () => {
+        const op = await operation(operationId);
+        return op?.status === "interrupted" ? op : undefined;
+      }, 20_000);
+      expect(interrupted.stage).toBe(stage);
+      // A redelivered job does nothing: no second checkpoint, no stage replayed.
+      await runUpdateJob(
+        system.ctx,
+        { computerId, operationId },
+        {
+          jobId: interrupted.jobId ?? "",
+          retryCount: 1,
+          isLastAttempt: true,
+          signal: new AbortController().signal,
+        },
+      );
+      expect((await operation(operationId))?.status).toBe("interrupted");
+      expect((await computerRow(computerId))?.homeRevision).toBe(checkpointed);
+      // Still reserved while interrupted: recovery is not offered yet.
+      const early = await system.rpc("computer/recover", { computerId }, owner.token);
+      expect(early.json.error?.code).toBe("OPERATION_IN_PROGRESS");
 
-    const released = await system.rpc(
-      "computer/releaseInterrupted",
-      { id: operationId, workersStopped: true },
-      owner.token,
-    );
-    expect(released.status, JSON.stringify(released.json)).toBe(200);
-    const recover = await system.rpc("computer/recover", { computerId }, owner.token);
-    expect(recover.status, JSON.stringify(recover.json)).toBe(200);
-    expect(recover.json.result).toMatchObject({ kind: "recover" });
-    await eventually(
-      async () => ((await computerRow(computerId))?.state === "running" ? true : undefined),
-      30_000,
-    );
-    expect((await operation(recover.json.result.id))?.status).toBe("succeeded");
-    expect((await computerRow(computerId))?.homeRevision).toBe(checkpointed);
-    expect(await readNote(computerId)).toBe("written before the update");
-  }, 150_000);
+      const released = await system.rpc(
+        "computer/releaseInterrupted",
+        { id: operationId, workersStopped: true },
+        owner.token,
+      );
+      expect(released.status, JSON.stringify(released.json)).toBe(200);
+      const recover = await system.rpc("computer/recover", { computerId }, owner.token);
+      expect(recover.status, JSON.stringify(recover.json)).toBe(200);
+      expect(recover.json.result).toMatchObject({ kind: "recover" });
+      await eventually(
+        async () => ((await computerRow(computerId))?.state === "running" ? true : undefined),
+        30_000,
+      );
+      expect((await operation(recover.json.result.id))?.status).toBe("succeeded");
+      expect((await computerRow(computerId))?.homeRevision).toBe(checkpointed);
+      expect(await readNote(computerId)).toBe("written before the update");
+      await reconciling.stop({ timeoutMs: 5_000 });
+    },
+    150_000,
+  );
 });

@@ -9,7 +9,7 @@
  * The server owner is the installation's first user — the one `setup/bootstrap` created (or the
  * launcher's first run); see docs/decisions.md.
  */
-import { computerOperations, computers, spaceMembers, users } from "@rakazo/db";
+import { type ComputerState, computerOperations, computers, spaceMembers, users } from "@rakazo/db";
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { type ComputerView, toComputerView } from "../computers/view.ts";
 import type { ServiceContext } from "../context.ts";
@@ -87,15 +87,18 @@ export async function releaseInterruptedOperation(
       .where(and(eq(computerOperations.id, input.id), eq(computerOperations.status, "interrupted")))
       .returning();
     if (!operation) return undefined;
+    // An update interrupted while checkpointing left the computer `running` on a machine in an
+    // unknown state: it is handed to recovery like the others.
+    const left = [
+      "provisioning",
+      "stopping",
+      "deleting",
+      ...(operation.kind === "update" ? ["running"] : []),
+    ];
     await tx
       .update(computers)
       .set({ state: "failed", lastError: RELEASED_COMPUTER_ERROR })
-      .where(
-        and(
-          eq(computers.id, operation.computerId),
-          inArray(computers.state, ["provisioning", "stopping", "deleting"]),
-        ),
-      );
+      .where(and(eq(computers.id, operation.computerId), inArray(computers.state, left as ComputerState[])));
     const [computer] = await tx.select().from(computers).where(eq(computers.id, operation.computerId));
     return computer ? { operation, computer } : undefined;
   });
