@@ -34,6 +34,7 @@ interface ExpectedComputer {
   updatedAt: string;
 }
 interface ExpectedComputerDetails extends ExpectedComputer {
+  canUpdate: boolean;
   tools: readonly ("gh" | "uv" | "pandoc" | "pdftotext" | "python3")[] | null;
   desktops?:
     | {

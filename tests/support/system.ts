@@ -36,7 +36,9 @@ export interface TestSystem {
   readonly headless?: HeadlessBrowserRuntime;
   /** The data dir shared by the provider and the home store (`DATA_DIR`). */
   readonly dataDir: string;
-  startWorker(options?: Pick<WorkerOptions, "idle" | "agent">): Promise<RunningWorker>;
+  startWorker(
+    options?: Pick<WorkerOptions, "idle" | "agent" | "reconciler" | "heartbeatMs">,
+  ): Promise<RunningWorker>;
   /** The typed client (@rakazo/client) wired to the in-process app, acting with `token`. */
   client(token?: string): RakazoClient;
   /** POST /rpc/<name> with an optional bearer token; returns status and parsed JSON (raw checks). */

@@ -28,6 +28,11 @@ export const HTTP_STATUS: Record<
   DESKTOP_UNAVAILABLE: 503,
   UNSUPPORTED: 501,
   PROVIDER_ERROR: 502,
+  NOT_SERVER_OWNER: 403,
+  WORKERS_STOPPED_REQUIRED: 400,
+  OPERATION_IN_OTHER_SPACE: 403,
+  OPERATION_NOT_INTERRUPTED: 409,
+  OPERATION_IN_PROGRESS: 409,
   INTERNAL: 500,
 };
 
@@ -64,5 +69,15 @@ export const ERROR_MEANING: Record<AppErrorCode, string> = {
   UNSUPPORTED:
     "this provider or deployment lacks the feature (desktop, screens, page browser, agent model, a network policy it cannot enforce: `details.mode`)",
   PROVIDER_ERROR: "the computer's provider failed (`details.providerCode`)",
+  NOT_SERVER_OWNER:
+    "`computer/releaseInterrupted` by someone other than the server owner (the installation's first user, OPS-6)",
+  WORKERS_STOPPED_REQUIRED:
+    "`computer/releaseInterrupted` without `workersStopped: true`: assert that its workers and provider calls have stopped (OPS-6)",
+  OPERATION_IN_OTHER_SPACE:
+    "`computer/releaseInterrupted` for an operation of a space the server owner does not own",
+  OPERATION_NOT_INTERRUPTED:
+    "`computer/releaseInterrupted` for an operation that is not `interrupted` (`details.status`)",
+  OPERATION_IN_PROGRESS:
+    "the computer is reserved by an update or recovery (OPS-1): new runs, stop, start and takeover wait (`details.kind`, `details.stage`)",
   INTERNAL: "a bug: the server logged it",
 };

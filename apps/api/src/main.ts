@@ -43,6 +43,10 @@ const app = createApiApp({
     sizing: sizingFromEnv(env),
     networkDefault: { mode: env.COMPUTER_NETWORK },
     ...(env.AGENT_MODEL ? { agentModel: env.AGENT_MODEL } : {}),
+    // Crash tests (OPS-4): die between an operation's commit and its enqueue, like a kill -9.
+    ...(env.RAKAZO_TEST_CRASH_AFTER === "operation-commit"
+      ? { faults: { afterOperationCommit: () => process.kill(process.pid, "SIGKILL") } }
+      : {}),
     // Screens (SCR-2/4): capabilities sealed with these keys, handed out as web-service URLs.
     ...(env.SCREEN_CAPABILITY_KEYS
       ? {

@@ -1,11 +1,12 @@
 /**
  * Operator commands, on the same DATA_DIR / DATABASE_URL (environment, then `.env`) as
- * `./rakazo start`: status, stop, computers [--move-stopped], token create --user <name>.
+ * `./rakazo start`: status, stop, computers [--move-stopped], token create --user <name>, ops list|release|recover.
  */
 import { ConfigError, parseRuntimeEnv } from "@rakazo/config";
 import { createLogger } from "@rakazo/log";
 import { AppError } from "@rakazo/services";
 import { computersCommand } from "./commands/computers.ts";
+import { opsCommand } from "./commands/ops.ts";
 import { statusCommand } from "./commands/status.ts";
 import { stopCommand } from "./commands/stop.ts";
 import { tokenCommand } from "./commands/token.ts";
@@ -33,6 +34,9 @@ try {
       break;
     case "computers":
       code = await computersCommand(env, log, args);
+      break;
+    case "ops":
+      code = await opsCommand(env, log, args);
       break;
     case "token":
       code = await tokenCommand(env, log, args);

@@ -5,7 +5,8 @@
  */
 
 import type { Api, Model } from "@mariozechner/pi-ai";
-import { resolveAgentModel, runAgentTask } from "@rakazo/computer-tools";
+import { createRunAgent, resolveAgentModel } from "@rakazo/computer-tools";
+import { runs } from "@rakazo/db";
 import type { JobContext, JobPayload } from "@rakazo/jobs";
 import {
   endRun,
@@ -15,6 +16,7 @@ import {
   type ServiceContext,
   touchComputer,
 } from "@rakazo/services";
+import { eq } from "drizzle-orm";
 
 export interface AgentHostOptions {
   /** `AGENT_MODEL`, e.g. `openrouter:anthropic/claude-sonnet-4`. */
@@ -26,6 +28,10 @@ export interface AgentHostOptions {
   /** API keys per pi-ai provider, read from the environment by the app. */
   readonly apiKeys: Readonly<Record<string, string | undefined>>;
   readonly heartbeatMs?: number;
+  /** The lease each heartbeat grants (default 120 s); its lapse is how a dead host is noticed (OPS-4). */
+  readonly leaseTtlMs?: number;
+  /** How often a run waiting for a person checks whether they handed back (default 1 s). */
+  readonly takeoverPollMs?: number;
   /** `BROWSER_PROVIDER` (BRW-7); unset picks by provider (fake → emulator, else the sandbox's). */
   readonly browser?: "sandbox" | "fake";
 }
@@ -36,7 +42,7 @@ export function agentRunHandler(ctx: ServiceContext, options: AgentHostOptions) 
     const key = { computerId: payload.computerId, botId: payload.botId, fencingToken: payload.fencingToken };
     const abort = new AbortController();
     const heartbeat = setInterval(() => {
-      renewExecutionLease(ctx, { ...key, ttlMs: 120_000 }).catch((error: unknown) => {
+      renewExecutionLease(ctx, { ...key, ttlMs: options.leaseTtlMs ?? 120_000 }).catch((error: unknown) => {
         ctx.log.warn("agent.lease_lost", { runId: payload.runId, error });
         abort.abort();
       });
@@ -48,7 +54,7 @@ export function agentRunHandler(ctx: ServiceContext, options: AgentHostOptions) 
           parseAgentModel(options.model),
           options.vision === undefined ? {} : { vision: options.vision },
         );
-      const outcome = await runAgentTask({
+      const { agent, toolCalls } = createRunAgent({
         session: {
           ctx,
           caller,
@@ -63,16 +69,27 @@ export function agentRunHandler(ctx: ServiceContext, options: AgentHostOptions) 
         },
         model,
         getApiKey: (provider) => options.apiKeys[provider],
-        task: payload.task,
       });
+      await agent.prompt(payload.task);
+      await agent.waitForIdle();
+      // TKO-3: request_takeover left the run waiting. The session stays in this process (its
+      // lease kept alive above) and the same session continues once the person hands back.
+      while (!abort.signal.aborted && (await runStatus(ctx, payload.runId)) === "waiting_takeover") {
+        const next = await untilHandedBack(ctx, payload.runId, abort.signal, options.takeoverPollMs ?? 1_000);
+        if (next !== "running") return; // stopped by a person (stopBot): the run is already ended
+        ctx.log.info("agent.run_resumed", { runId: payload.runId });
+        await agent.prompt(HANDED_BACK);
+        await agent.waitForIdle();
+      }
       if (abort.signal.aborted) return;
+      const error = agent.state.errorMessage;
       await endRun(ctx, caller, {
         runId: payload.runId,
         fencingToken: payload.fencingToken,
-        outcome: outcome.error ? "fail" : "complete",
-        ...(outcome.error ? { error: outcome.error.slice(0, 2_000) } : {}),
+        outcome: error ? "fail" : "complete",
+        ...(error ? { error: error.slice(0, 2_000) } : {}),
       });
-      ctx.log.info("agent.run_finished", { runId: payload.runId, toolCalls: outcome.toolCalls.length });
+      ctx.log.info("agent.run_finished", { runId: payload.runId, toolCalls: toolCalls.length });
     } catch (error) {
       ctx.log.error("agent.run_failed", { runId: payload.runId, error });
       if (!abort.signal.aborted) {
@@ -87,4 +104,26 @@ export function agentRunHandler(ctx: ServiceContext, options: AgentHostOptions) 
       clearInterval(heartbeat);
     }
   };
+}
+
+export const HANDED_BACK =
+  "The person handed control of your screen back to you. Look at the screen again (it may have changed) and continue the task.";
+
+async function runStatus(ctx: ServiceContext, runId: string): Promise<string | undefined> {
+  const [row] = await ctx.db.select({ status: runs.status }).from(runs).where(eq(runs.id, runId)).limit(1);
+  return row?.status;
+}
+
+/** Waits while the run waits for a person; returns the status it moved to. */
+async function untilHandedBack(
+  ctx: ServiceContext,
+  runId: string,
+  signal: AbortSignal,
+  pollMs: number,
+): Promise<string | undefined> {
+  for (;;) {
+    const status = await runStatus(ctx, runId);
+    if (status !== "waiting_takeover" || signal.aborted) return status;
+    await new Promise((done) => setTimeout(done, pollMs));
+  }
 }

@@ -30,6 +30,13 @@ const worker = await startWorker({
   keys,
   log,
   reconcileIntervalMs: env.RECONCILE_SECONDS * 1_000,
+  reconciler: {
+    intervalMs: env.OPERATIONS_RECONCILE_SECONDS * 1_000,
+    queuedGraceMs: env.OPERATION_QUEUED_GRACE_SECONDS * 1_000,
+    runGraceMs: env.RUN_LAPSE_GRACE_SECONDS * 1_000,
+    workerSilenceMs: env.WORKER_SILENCE_SECONDS * 1_000,
+  },
+  heartbeatMs: env.WORKER_HEARTBEAT_SECONDS * 1_000,
   ...(env.AGENT_MODEL
     ? {
         agent: {

@@ -1,12 +1,16 @@
-import type { Database } from "@rakazo/db";
+import { type Database, newId } from "@rakazo/db";
 import type { AgentHomeStore, KeyWrapper } from "@rakazo/homes";
 import { registerJobHandlers, startPgBoss } from "@rakazo/jobs";
 import type { Logger } from "@rakazo/log";
 import type { SandboxProvider } from "@rakazo/sandbox";
 import {
+  beatWorkerHeartbeat,
   computerJobHandlers,
+  endLapsedRuns,
   type IdlePolicy,
+  interruptSilentOperations,
   reconcileHomeObjects,
+  republishQueuedOperations,
   type ServiceContext,
   sweepIdleComputers,
   systemRunHooks,
@@ -25,8 +29,22 @@ export interface WorkerOptions {
   readonly idle?: IdlePolicy & { readonly sweepIntervalMs: number };
   /** Hosts agent runs when a model is configured (`AGENT_MODEL`). */
   readonly agent?: AgentHostOptions;
+  /** How often this worker records its heartbeat (OPS-5); default 30 s. */
+  readonly heartbeatMs?: number;
   /** How often the reconciler deletes stored workspaces no computer owns (PER-5). */
   readonly reconcileIntervalMs?: number;
+  /** The operations reconciler (OPS-4): republishes missed enqueues, ends runs whose host is gone. */
+  readonly reconciler?: ReconcilerOptions;
+}
+
+export interface ReconcilerOptions {
+  readonly intervalMs: number;
+  /** A queued operation older than this without a job is republished. */
+  readonly queuedGraceMs: number;
+  /** A running run whose lease lapsed this long ago ends failed. */
+  readonly runGraceMs: number;
+  /** An operation whose worker has been silent this long becomes interrupted (OPS-5, 10 min). */
+  readonly workerSilenceMs: number;
 }
 
 export interface RunningWorker {
@@ -59,6 +77,9 @@ function every(ms: number, pass: () => Promise<unknown>, log: Logger, name: stri
 /** Starts pg-boss with every job of the catalog handled by the shared domain verbs. */
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const { log } = options;
+  const workerId = newId("worker");
+  // The heartbeat row exists before any job is claimed, so a fresh worker is never "silent".
+  await beatWorkerHeartbeat(options, workerId);
   const { boss, queue } = await startPgBoss(options.databaseUrl, {
     supervise: true,
     onError: (error) => log.error("pgboss.error", { error }),
@@ -70,6 +91,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     homes: options.homes,
     keys: options.keys,
     log,
+    workerId,
     runHooks: systemRunHooks,
     ...(options.agent ? { agentModel: options.agent.model } : {}),
   };
@@ -86,7 +108,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   await registerJobHandlers(boss, handlers, {
     pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
   });
-  const loops: (() => Promise<void>)[] = [];
+  const loops: (() => Promise<void>)[] = [
+    every(options.heartbeatMs ?? 30_000, () => beatWorkerHeartbeat(ctx, workerId), log, "worker.heartbeat"),
+  ];
   const idle = options.idle;
   if (idle) loops.push(every(idle.sweepIntervalMs, () => sweepIdleComputers(ctx, idle), log, "idle.sweep"));
   if (options.reconcileIntervalMs) {
@@ -94,7 +118,22 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       every(options.reconcileIntervalMs, () => reconcileHomeObjects(ctx, {}), log, "homes.reconcile"),
     );
   }
-  log.info("worker.started", { provider: options.provider.kind, homes: options.homes.kind });
+  const reconciler = options.reconciler;
+  if (reconciler) {
+    loops.push(
+      every(
+        reconciler.intervalMs,
+        async () => {
+          await republishQueuedOperations(ctx, reconciler);
+          await interruptSilentOperations(ctx, { silenceMs: reconciler.workerSilenceMs });
+          await endLapsedRuns(ctx, { graceMs: reconciler.runGraceMs });
+        },
+        log,
+        "operations.reconcile",
+      ),
+    );
+  }
+  log.info("worker.started", { workerId, provider: options.provider.kind, homes: options.homes.kind });
   return {
     async stop({ timeoutMs = 30_000 } = {}) {
       for (const stopLoop of loops) await stopLoop();

@@ -21,6 +21,12 @@ import { computerFilesList, computerFilesRead } from "./rpc/files.ts";
 import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./rpc/identity.ts";
 import { computerSetNetwork } from "./rpc/network.ts";
 import {
+  computerOperationsList,
+  computerRecover,
+  computerReleaseInterrupted,
+  computerUpdate,
+} from "./rpc/operations.ts";
+import {
   computerReleaseControl,
   computerStopBot,
   computerTakeControl,
@@ -43,6 +49,7 @@ export * from "./rpc/desktop.ts";
 export * from "./rpc/files.ts";
 export * from "./rpc/identity.ts";
 export * from "./rpc/network.ts";
+export * from "./rpc/operations.ts";
 export * from "./rpc/runs.ts";
 export * from "./rpc/screens.ts";
 export * from "./rpc/setup.ts";
@@ -70,6 +77,10 @@ export const RPC_CONTRACTS = [
   computerTakeControl,
   computerReleaseControl,
   computerStopBot,
+  computerOperationsList,
+  computerReleaseInterrupted,
+  computerUpdate,
+  computerRecover,
   runStart,
   runGet,
   runHeartbeat,

@@ -57,6 +57,8 @@ export const computerView = z.strictObject({
 
 /** `computer/get`: the view plus what the running machine was found to have (null while none runs). */
 export const computerDetails = computerView.extend({
+  /** OPS-3: this provider and image can rebuild it (`computer/update`), not "a newer image exists". */
+  canUpdate: z.boolean(),
   tools: z
     .array(z.enum(["gh", "uv", "pandoc", "pdftotext", "python3"]))
     .readonly()

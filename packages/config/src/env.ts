@@ -61,6 +61,17 @@ export const runtimeEnvSchema = z.object({
   // `emulator` is for test runtimes, which supply the headless browser (BRW-7).
   BROWSER_PROVIDER: z.enum(["sandbox", "fake", "emulator"]).optional(),
   RECONCILE_SECONDS: z.coerce.number().min(1).default(600),
+  // The operations reconciler (OPS-4/OPS-5): how often it looks, how long a queued operation
+  // may wait for its job, how long past its lease a run's host may be silent.
+  OPERATIONS_RECONCILE_SECONDS: z.coerce.number().min(0.2).default(15),
+  OPERATION_QUEUED_GRACE_SECONDS: z.coerce.number().min(0).default(30),
+  RUN_LAPSE_GRACE_SECONDS: z.coerce.number().min(0).default(30),
+  // OPS-5: each worker beats every WORKER_HEARTBEAT_SECONDS; an operation whose worker is silent
+  // for WORKER_SILENCE_SECONDS (ten minutes) becomes interrupted.
+  WORKER_HEARTBEAT_SECONDS: z.coerce.number().min(0.2).default(30),
+  WORKER_SILENCE_SECONDS: z.coerce.number().min(1).default(600),
+  /** Crash tests only: the API exits (SIGKILL) right after an operation's commit. */
+  RAKAZO_TEST_CRASH_AFTER: z.enum(["operation-commit"]).optional(),
   RAKAZO_MASTER_KEY: optionalString,
   OBJECT_STORAGE_BUCKET: optionalString,
   OBJECT_STORAGE_ENDPOINT: optionalString,

@@ -10,6 +10,7 @@ export const ID_PREFIXES = {
   run: "run",
   token: "tok",
   event: "evt",
+  worker: "wrk",
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 

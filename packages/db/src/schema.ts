@@ -182,8 +182,10 @@ export const computerOperations = pgTable(
     /** The real lifecycle stage ("provisioning", "restoring", …), never a percentage. */
     stage: text("stage").notNull(),
     status: text("status").$type<OperationStatus>().notNull(),
-    /** pg-boss job id, once enqueued. */
+    /** pg-boss job id, derived from the operation id (so a resend is idempotent, OPS-4). */
     jobId: text("job_id"),
+    /** The worker that claimed it (`worker_heartbeats.id`); its silence interrupts it (OPS-5). */
+    workerId: text("worker_id"),
     heartbeatAt: timestamp("heartbeat_at", { withTimezone: true }),
     error: text("error"),
     createdAt: createdAt(),
@@ -195,8 +197,22 @@ export const computerOperations = pgTable(
     index("computer_operations_active_idx")
       .on(t.status)
       .where(sql`${t.status} in ('queued', 'running', 'interrupted')`),
+    // OPS-1: at most one computer-wide reservation (update or recovery) per computer at a time.
+    uniqueIndex("computer_operations_reservation_uq")
+      .on(t.computerId)
+      .where(sql`${t.kind} in ('update', 'recover') and ${t.status} in ('queued', 'running', 'interrupted')`),
   ],
 );
+
+/**
+ * One row per worker process, renewed while it lives (OPS-5). A silent worker's operations
+ * become `interrupted`; its silence alone never releases anything (OPS-6).
+ */
+export const workerHeartbeats = pgTable("worker_heartbeats", {
+  id: text("id").primaryKey(),
+  startedAt: timestamp("started_at", { withTimezone: true }).notNull().defaultNow(),
+  heartbeatAt: timestamp("heartbeat_at", { withTimezone: true }).notNull().defaultNow(),
+});
 
 /**
  * Per-bot execution leases with fencing (CMP-3). One row per (computer, bot) lives forever:

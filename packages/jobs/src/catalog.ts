@@ -11,6 +11,9 @@ export const JOB_CATALOG = {
   "computer.provision": { schema: computerJob, retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 900 },
   "computer.stop": { schema: computerJob, retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 600 },
   "computer.delete": { schema: computerJob, retryLimit: 5, retryDelaySeconds: 10, expireInSeconds: 600 },
+  // OPS-1/OPS-4: never retried by the queue; a failed or interrupted one is recovered explicitly.
+  "computer.update": { schema: computerJob, retryLimit: 0, retryDelaySeconds: 0, expireInSeconds: 3_600 },
+  "computer.recover": { schema: computerJob, retryLimit: 0, retryDelaySeconds: 0, expireInSeconds: 3_600 },
   // Never retried: an agent run is not replayed by the runtime (BRW-5); a failed one ends failed.
   "agent.run": {
     schema: z.object({

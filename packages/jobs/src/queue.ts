@@ -3,7 +3,11 @@ import { JOB_CATALOG, JOB_NAMES, type JobName, type JobPayload } from "./catalog
 
 /** What the domain needs from the queue: durable, typed enqueueing. */
 export interface JobQueue {
-  send<N extends JobName>(name: N, payload: JobPayload<N>): Promise<string>;
+  /**
+   * With `id`, sending is idempotent: a job with that id that already exists is left alone and
+   * its id returned (the reconciler republishes this way, OPS-4).
+   */
+  send<N extends JobName>(name: N, payload: JobPayload<N>, options?: { id?: string }): Promise<string>;
 }
 
 export interface JobContext {
@@ -46,9 +50,10 @@ export async function startPgBoss(
     });
   }
   const queue: JobQueue = {
-    async send(name, payload) {
+    async send(name, payload, options = {}) {
       const data = JOB_CATALOG[name].schema.parse(payload);
-      const id = await boss.send(name, data);
+      const id = await boss.send(name, data, options.id ? { id: options.id } : {});
+      if (!id && options.id) return options.id;
       if (!id) throw new Error(`pg-boss refused job ${name}`);
       return id;
     },

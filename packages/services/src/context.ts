@@ -31,6 +31,13 @@ export interface ServiceContext {
   readonly firstUseWaitMs?: number;
   /** Page browsers for `BROWSER_PROVIDER=emulator` (BRW-7); only a test runtime supplies them. */
   readonly headlessBrowsers?: HeadlessPageBrowsers;
+  /**
+   * Fault injection for crash tests only (`RAKAZO_TEST_CRASH_AFTER`, parsed by the API app):
+   * called right after an operation's row is committed and before its job is enqueued.
+   */
+  /** This worker process's id (`worker_heartbeats`); operations it claims carry it (OPS-5). */
+  readonly workerId?: string;
+  readonly faults?: { readonly afterOperationCommit?: () => void };
 }
 
 /**

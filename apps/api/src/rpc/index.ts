@@ -16,6 +16,12 @@ import { computerFilesList, computerFilesRead } from "./files.ts";
 import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./identity.ts";
 import { computerSetNetwork } from "./network.ts";
 import {
+  computerOperationsList,
+  computerRecover,
+  computerReleaseInterrupted,
+  computerUpdate,
+} from "./operations.ts";
+import {
   computerReleaseControl,
   computerStopBot,
   computerTakeControl,
@@ -54,6 +60,10 @@ export const RPCS = [
   computerTakeControl,
   computerReleaseControl,
   computerStopBot,
+  computerOperationsList,
+  computerReleaseInterrupted,
+  computerUpdate,
+  computerRecover,
   runStart,
   runGet,
   runHeartbeat,

@@ -17,8 +17,8 @@ import path from "node:path";
 import { sampleCgroup } from "./cgroup.ts";
 import { parseFlags, resolveConfig, type SupervisorConfig } from "./config.ts";
 import { processLauncher } from "./desktop-stack.ts";
-import { parseGatewayListen, ScreenGateway } from "./screen-gateway.ts";
 import { startEgressRelay } from "./egress-relay.ts";
+import { parseGatewayListen, ScreenGateway } from "./screen-gateway.ts";
 import { createRpcServer } from "./server.ts";
 import { Supervisor } from "./supervisor.ts";
 

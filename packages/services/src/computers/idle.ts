@@ -11,6 +11,7 @@
 import { computers } from "@rakazo/db";
 import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../context.ts";
+import { reservationHolds } from "../operations/reservation.ts";
 import { enqueueOperation, recordOperation } from "./operations.ts";
 
 export interface IdlePolicy {
@@ -33,6 +34,7 @@ export async function findIdleComputers(ctx: ServiceContext, policy: IdlePolicy)
         left join runs r on r.id = l.holder_id
         where l.computer_id = c.id and l.holder_id is not null and l.expires_at > now()
           and (r.status is distinct from 'waiting_takeover'))
+      and not ${reservationHolds(sql`c.id`)}
       and not exists (
         select 1 from control_leases cl
         where cl.computer_id = c.id and cl.user_id is not null and cl.expires_at > now())

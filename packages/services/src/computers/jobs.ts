@@ -13,8 +13,9 @@ import { checkpointComputerHome } from "../homes/checkpoint.ts";
 import { mountsHome } from "../homes/context.ts";
 import { destroyComputerHome } from "../homes/destroy.ts";
 import { prepareComputerHome, restoreComputerHome } from "../homes/restore.ts";
+import { runRecoverJob, runUpdateJob } from "../operations/update.ts";
 import { networkOf } from "./network.ts";
-import { updateOperation } from "./operations.ts";
+import { beginOperation, updateOperation } from "./operations.ts";
 import { sizingOf } from "./sizing.ts";
 
 type ComputerJob = { computerId: string; operationId: string };
@@ -30,6 +31,11 @@ function ownRef(
   row: { providerKind: string; providerRef: string | null },
 ): string | null {
   return row.providerKind === ctx.provider.kind ? row.providerRef : null;
+}
+
+/** A delivery for an operation no longer ours to run (interrupted, released, finished). */
+function skipped(ctx: ServiceContext, job: ComputerJob): void {
+  ctx.log.warn("operation.delivery_skipped", { ...job });
 }
 
 async function failOrRetry(
@@ -58,6 +64,7 @@ export async function runProvisionJob(
   job: ComputerJob,
   context: JobContext,
 ): Promise<void> {
+  if (!(await beginOperation(ctx, job.operationId, "provisioning"))) return skipped(ctx, job);
   const computer = await loadComputer(ctx, job.computerId);
   if (computer?.state !== "provisioning") {
     await updateOperation(ctx, job.operationId, {
@@ -66,7 +73,6 @@ export async function runProvisionJob(
     });
     return;
   }
-  await updateOperation(ctx, job.operationId, { status: "running", stage: "provisioning" });
   try {
     // PER-2: a machine that mounts its home gets it brought up to the stored revision first.
     if (mountsHome(ctx.provider.kind)) await prepareComputerHome(ctx, { computer });
@@ -120,6 +126,7 @@ export async function runProvisionJob(
 }
 
 export async function runStopJob(ctx: ServiceContext, job: ComputerJob, context: JobContext): Promise<void> {
+  if (!(await beginOperation(ctx, job.operationId, "saving"))) return skipped(ctx, job);
   const computer = await loadComputer(ctx, job.computerId);
   if (computer?.state !== "stopping") {
     await updateOperation(ctx, job.operationId, {
@@ -128,7 +135,6 @@ export async function runStopJob(ctx: ServiceContext, job: ComputerJob, context:
     });
     return;
   }
-  await updateOperation(ctx, job.operationId, { status: "running", stage: "saving" });
   try {
     const ref = ownRef(ctx, computer);
     // PER-2/PER-7: close browsers cleanly (profiles flushed), then save, then stop.
@@ -163,12 +169,12 @@ export async function runDeleteJob(
   job: ComputerJob,
   context: JobContext,
 ): Promise<void> {
+  if (!(await beginOperation(ctx, job.operationId, "destroying"))) return skipped(ctx, job);
   const computer = await loadComputer(ctx, job.computerId);
   if (!computer || computer.state === "deleted") {
     await updateOperation(ctx, job.operationId, { status: "succeeded", stage: "deleted" });
     return;
   }
-  await updateOperation(ctx, job.operationId, { status: "running", stage: "destroying" });
   try {
     const ref = ownRef(ctx, computer);
     if (ref) await ctx.provider.destroy(ref);
@@ -191,7 +197,7 @@ export async function runCheckpointJob(
   job: ComputerJob & { reason?: string | undefined },
   context: JobContext,
 ): Promise<void> {
-  await updateOperation(ctx, job.operationId, { status: "running", stage: "saving" });
+  if (!(await beginOperation(ctx, job.operationId, "saving"))) return skipped(ctx, job);
   try {
     const outcome = await checkpointUnlessInUse(ctx, {
       computerId: job.computerId,
@@ -221,5 +227,7 @@ export function computerJobHandlers(ctx: ServiceContext): Omit<JobHandlers, "age
     "computer.provision": (payload, context) => runProvisionJob(ctx, payload, context),
     "computer.stop": (payload, context) => runStopJob(ctx, payload, context),
     "computer.delete": (payload, context) => runDeleteJob(ctx, payload, context),
+    "computer.update": (payload, context) => runUpdateJob(ctx, payload, context),
+    "computer.recover": (payload, context) => runRecoverJob(ctx, payload, context),
   };
 }

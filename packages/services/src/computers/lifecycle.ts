@@ -7,6 +7,7 @@ import type { JobName } from "@rakazo/jobs";
 import { and, eq, inArray } from "drizzle-orm";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
+import { assertNotReserved } from "../operations/reservation.ts";
 import { requireComputer, requireComputerEvenDeleted } from "./access.ts";
 import { enqueueOperation, recordOperation } from "./operations.ts";
 import { type ComputerView, toComputerView } from "./view.ts";
@@ -42,6 +43,8 @@ async function transition(
 ): Promise<ComputerView> {
   const spec: Transition = TRANSITIONS[verb];
   const current = await requireComputer(ctx, caller, computerId);
+  // OPS-1: stop and start wait for an update or recovery; delete always wins.
+  if (verb !== "delete") await assertNotReserved(ctx, computerId);
   const result = await ctx.db.transaction(async (tx) => {
     const [row] = await tx
       .update(computers)

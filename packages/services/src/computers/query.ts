@@ -3,12 +3,14 @@ import type { DesktopCapacity } from "@rakazo/sandbox";
 import { and, asc, eq, ne, sql } from "drizzle-orm";
 import type { Caller, ServiceContext } from "../context.ts";
 import { requireMembership } from "../identity/spaces.ts";
+import { canUpdate } from "../operations/update.ts";
 import { requireComputer } from "./access.ts";
 import { computerTools, type ProbedTool } from "./tools.ts";
 import { type ComputerView, toComputerView } from "./view.ts";
 
 /** `computer/get`: the view plus which promised tools the machine really has (PRV-5). */
 export interface ComputerDetails extends ComputerView {
+  readonly canUpdate: boolean;
   /** Found by probing the running machine; null while none runs or it cannot say. */
   readonly tools: readonly ProbedTool[] | null;
   /** Live desktops, memory used and the bound (CMP-5); absent when the provider cannot say. */
@@ -24,7 +26,11 @@ export async function getComputer(
   input: { computerId: string },
 ): Promise<ComputerDetails> {
   const row = await requireComputer(ctx, caller, input.computerId);
-  const view = { ...toComputerView(row), tools: await computerTools(ctx, row) };
+  const view = {
+    ...toComputerView(row),
+    canUpdate: canUpdate(ctx, row),
+    tools: await computerTools(ctx, row),
+  };
   const desktop =
     row.state === "running" && row.providerRef && row.providerKind === ctx.provider.kind
       ? ctx.provider.sandbox(row.providerRef).desktop

@@ -14,6 +14,7 @@ import { controlLeases, executionLeases } from "@rakazo/db";
 import { and, eq, gt, isNotNull, sql } from "drizzle-orm";
 import type { ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
+import { assertNotReserved } from "../operations/reservation.ts";
 
 type Db = Pick<ServiceContext, "db">;
 
@@ -31,6 +32,8 @@ export async function acquireExecutionLease(
   ctx: Db,
   input: { computerId: string; botId: string; holderId: string; ttlMs?: number },
 ): Promise<Lease> {
+  // OPS-1: an update or recovery holding the computer excludes new execution leases.
+  await assertNotReserved(ctx, input.computerId);
   const ttl = input.ttlMs ?? DEFAULT_EXECUTION_LEASE_MS;
   const rows = await ctx.db.execute<{ fencing_token: string; expires_at: Date }>(sql`
     insert into execution_leases (computer_id, bot_id, holder_id, fencing_token, expires_at, acquired_at)

@@ -9,6 +9,7 @@ import { requireComputer } from "../computers/access.ts";
 import { requireBotOnComputer, touchComputer } from "../computers/activity.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
+import { assertNotReserved } from "../operations/reservation.ts";
 import { controlSelector, revokeScreenCapabilities } from "../screens/revoke.ts";
 import { markControlled } from "./control-ends.ts";
 import {
@@ -29,6 +30,7 @@ export async function takeControl(
 ): Promise<Lease> {
   const computer = await requireComputer(ctx, caller, input.computerId);
   await requireBotOnComputer(ctx, computer, input.botId);
+  await assertNotReserved(ctx, computer.id);
   const key = { computerId: computer.id, botId: input.botId };
   if (computer.mode === "team") {
     const run = await activeRunOf(ctx, key);

@@ -1,0 +1,5 @@
+export * from "./list.ts";
+export * from "./release.ts";
+export * from "./reservation.ts";
+export * from "./update.ts";
+export * from "./view.ts";
