@@ -1,25 +1,17 @@
-import type { Database } from "@rakazo/db";
-import type { AgentHomeStore, KeyWrapper } from "@rakazo/homes";
-import { registerJobHandlers, startPgBoss } from "@rakazo/jobs";
+import { registerJobHandlers } from "@rakazo/jobs";
 import type { Logger } from "@rakazo/log";
-import type { SandboxProvider } from "@rakazo/sandbox";
+import type { Runtime } from "@rakazo/runtime";
 import {
   computerJobHandlers,
   type IdlePolicy,
   reconcileHomeObjects,
-  type ServiceContext,
   sweepIdleComputers,
-  systemRunHooks,
 } from "@rakazo/services";
 import { type AgentHostOptions, agentRunHandler } from "./agent-runs.ts";
 
 export interface WorkerOptions {
-  readonly databaseUrl: string;
-  readonly db: Database;
-  readonly provider: SandboxProvider;
-  readonly homes: AgentHomeStore;
-  readonly keys: KeyWrapper;
-  readonly log: Logger;
+  /** The process's context and pg-boss (`createRuntime({ role: "worker" })`); closed by `stop`. */
+  readonly runtime: Runtime;
   readonly pollingIntervalSeconds?: number;
   /** Idle shutdown (CMP-7): how long unused before stopping, and how often to look. */
   readonly idle?: IdlePolicy & { readonly sweepIntervalMs: number };
@@ -58,21 +50,9 @@ function every(ms: number, pass: () => Promise<unknown>, log: Logger, name: stri
 
 /** Starts pg-boss with every job of the catalog handled by the shared domain verbs. */
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
-  const { log } = options;
-  const { boss, queue } = await startPgBoss(options.databaseUrl, {
-    supervise: true,
-    onError: (error) => log.error("pgboss.error", { error }),
-  });
-  const ctx: ServiceContext = {
-    db: options.db,
-    jobs: queue,
-    provider: options.provider,
-    homes: options.homes,
-    keys: options.keys,
-    log,
-    runHooks: systemRunHooks,
-    ...(options.agent ? { agentModel: options.agent.model } : {}),
-  };
+  const { runtime } = options;
+  const { ctx } = runtime;
+  const { log } = ctx;
   const agent = options.agent;
   const handlers = {
     ...computerJobHandlers(ctx),
@@ -83,7 +63,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           throw new Error("this worker has no AGENT_MODEL configured");
         },
   };
-  await registerJobHandlers(boss, handlers, {
+  await registerJobHandlers(runtime.boss, handlers, {
     pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
   });
   const loops: (() => Promise<void>)[] = [];
@@ -94,11 +74,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       every(options.reconcileIntervalMs, () => reconcileHomeObjects(ctx, {}), log, "homes.reconcile"),
     );
   }
-  log.info("worker.started", { provider: options.provider.kind, homes: options.homes.kind });
+  log.info("worker.started", { provider: ctx.provider.kind, homes: ctx.homes.kind });
   return {
     async stop({ timeoutMs = 30_000 } = {}) {
       for (const stopLoop of loops) await stopLoop();
-      await boss.stop({ graceful: true, timeout: timeoutMs });
+      await runtime.close({ graceful: true, timeoutMs });
       log.info("worker.stopped");
     },
   };

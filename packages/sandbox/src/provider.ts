@@ -32,6 +32,20 @@ export interface ProviderCapabilities {
    * computer waiting for a human stays awake (TKO-3).
    */
   readonly billsWhileRunning: boolean;
+  /**
+   * Whether the machine bind-mounts `DATA_DIR/homes/<home key>` as its live workspace (PRV-5):
+   * a checkpoint then reads the local home in place and a restore only prepares it before the
+   * machine starts; otherwise workspaces travel as tar streams.
+   */
+  readonly mountsHome: boolean;
+  /** Who must own a mounted home (the machine's unprivileged user); absent: the host's user. */
+  readonly homeOwner?: { readonly uid: number; readonly gid: number };
+  /**
+   * Which page browser serves this provider's computers when `BROWSER_PROVIDER` is unset
+   * (BRW-7): `sandbox` is the machine's own (`Sandbox.pageBrowser`), `fake` the in-process
+   * page emulator for machines without a real browser.
+   */
+  readonly defaultPageBrowser: "sandbox" | "fake";
 }
 
 export interface ProvisionRequest {

@@ -10,7 +10,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../context.ts";
 import { checkpointUnlessInUse } from "../homes/after-runs.ts";
 import { checkpointComputerHome } from "../homes/checkpoint.ts";
-import { mountsHome } from "../homes/context.ts";
+import { providerMountsHome } from "../homes/context.ts";
 import { destroyComputerHome } from "../homes/destroy.ts";
 import { prepareComputerHome, restoreComputerHome } from "../homes/restore.ts";
 import { updateOperation } from "./operations.ts";
@@ -68,7 +68,7 @@ export async function runProvisionJob(
   await updateOperation(ctx, job.operationId, { status: "running", stage: "provisioning" });
   try {
     // PER-2: a machine that mounts its home gets it brought up to the stored revision first.
-    if (mountsHome(ctx.provider.kind)) await prepareComputerHome(ctx, { computer });
+    if (providerMountsHome(ctx)) await prepareComputerHome(ctx, { computer });
     const result = await ctx.provider.provision({
       computerId: computer.id,
       mode: computer.mode,
@@ -77,7 +77,7 @@ export async function runProvisionJob(
       sizing: sizingOf(computer),
     });
     // A new or replacement machine imports the latest stored workspace before use (PER-2, PRV-3).
-    if (result.replaced && !mountsHome(ctx.provider.kind)) {
+    if (result.replaced && !providerMountsHome(ctx)) {
       await updateOperation(ctx, job.operationId, { stage: "restoring" });
       try {
         await restoreComputerHome(ctx, {

@@ -9,7 +9,7 @@ import { silentLogger } from "@rakazo/log";
 import { createFakeProvider } from "@rakazo/sandbox";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../../../tests/support/database.ts";
+import { createTestDatabase, type TestDatabase } from "@rakazo/db/testing";
 import { createUserWithSpace } from "../identity/bootstrap.ts";
 import { moveStoppedComputers } from "./move-stopped-computers.ts";
 

@@ -38,6 +38,11 @@ export interface FakeProviderOptions {
   readonly rootDir: string;
   /** Caps simultaneous desktops like `SANDBOX_TEAM_SCREEN_LIMIT` (0 = no cap). */
   readonly screenLimit?: number;
+  /**
+   * Declares `capabilities.mountsHome` (default false: workspaces travel as tar streams). The
+   * fake never mounts anything; tests set it to check that services follow the declaration.
+   */
+  readonly mountsHome?: boolean;
 }
 
 interface FakeDesktopState {
@@ -91,7 +96,14 @@ export function createFakeProvider(options: FakeProviderOptions): SandboxProvide
 
   const provider: SandboxProvider = {
     kind: "fake",
-    capabilities: { desktop: true, pageBrowser: false, terminal: false, billsWhileRunning: false },
+    capabilities: {
+      desktop: true,
+      pageBrowser: false,
+      terminal: false,
+      billsWhileRunning: false,
+      mountsHome: options.mountsHome ?? false,
+      defaultPageBrowser: "fake",
+    },
 
     async provision(request: ProvisionRequest): Promise<ProvisionResult> {
       if (request.ref) {
