@@ -24,7 +24,7 @@ interface Suite {
 const SUITES: readonly Suite[] = [
   {
     name: "screens",
-    load: async () => (await import("../apps/web/src/bench.ts")).benchGateway,
+    load: async () => (await import("@rakazo/web/bench")).benchGateway,
   },
   {
     name: "desktops",
@@ -32,7 +32,7 @@ const SUITES: readonly Suite[] = [
   },
   {
     name: "homes",
-    load: async () => (await import("../packages/homes/src/bench.ts")).benchHomes,
+    load: async () => (await import("@rakazo/homes/bench")).benchHomes,
   },
 ];
 
