@@ -7,13 +7,13 @@ export type GatewayTarget =
   | { readonly transport: "unix"; readonly socketPath: string }
   | { readonly transport: "http"; readonly url: string; readonly headers: Readonly<Record<string, string>> };
 
-export type RejectReason =
+type RejectReason =
   | "invalid_path"
   | "authority_rejected"
   | "invalid_authority_response"
   | "authority_unavailable";
 
-export type Authorization =
+type Authorization =
   | {
       readonly ok: true;
       readonly target: GatewayTarget;
@@ -47,7 +47,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** The authority's answer, or undefined when it is not a usable target. */
-export function parseAuthorization(body: unknown): Extract<Authorization, { ok: true }> | undefined {
+function parseAuthorization(body: unknown): Extract<Authorization, { ok: true }> | undefined {
   const result = isRecord(body) ? body.result : undefined;
   if (!isRecord(result) || !isRecord(result.target)) return undefined;
   const { target, ticket, policy } = result;

@@ -8,7 +8,7 @@ import https from "node:https";
 import WebSocket from "ws";
 import type { GatewayTarget } from "./authority.ts";
 
-export const TICKET_HEADER = "x-rakazo-screen-ticket";
+const TICKET_HEADER = "x-rakazo-screen-ticket";
 
 /** `GET /v1/screen` on the gateway: its HTTP status (200 when the ticket would be served). */
 export function gatewayStatus(target: GatewayTarget, ticket: string, timeoutMs = 5000): Promise<number> {
