@@ -14,11 +14,11 @@ import { LocalAgentHomeStore } from "@rakazo/homes";
 import {
   createProvider,
   isSandboxError,
-  readAll,
   type Sandbox,
   type ScreenGatewayTarget,
   type SupervisedDesktop,
 } from "@rakazo/sandbox";
+import { readAll } from "@rakazo/sandbox/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   deriveScreenKey,

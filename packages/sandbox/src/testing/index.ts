@@ -1,3 +1,4 @@
+export { buildArchive, readAll } from "./archive.ts";
 export { CONTRACT_TESTS, type ContractOptions, runSandboxProviderContract } from "./contract.ts";
 export { COMPUTER_IMAGE, dockerUnavailable } from "./docker.ts";
 export {
