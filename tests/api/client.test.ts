@@ -25,6 +25,7 @@ interface ExpectedComputer {
   state: ComputerState;
   homeRevision: number;
   lastError: string | null;
+  size: { memoryMib: number; cpus: number; pids: number } | null;
   createdAt: string;
   updatedAt: string;
 }

@@ -21,6 +21,8 @@ export const computerView = z.strictObject({
   ]),
   homeRevision: z.number().int(),
   lastError: z.string().nullable(),
+  /** The size fixed at create (issue 12); null for computers made before sizing existed. */
+  size: z.strictObject({ memoryMib: z.number(), cpus: z.number(), pids: z.number().int() }).nullable(),
   createdAt: timestamp,
   updatedAt: timestamp,
 });
