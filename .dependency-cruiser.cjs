@@ -37,6 +37,15 @@ module.exports = {
       to: { path: "^tests/" },
     },
     {
+      name: "infra-imports-packages",
+      comment:
+        "Code that runs inside a computer (infra/) ships as a bundle of Node builtins: it may " +
+        "import only packages/protocol; its tests may use any package by name.",
+      severity: "error",
+      from: { path: "^infra/", pathNot: TEST_OR_BENCH },
+      to: { path: "^packages/", pathNot: "^packages/protocol/" },
+    },
+    {
       name: "app-imports-other-app",
       comment:
         "Apps never import each other. Decision (docs/decisions.md, Layering): apps/web's tests " +
