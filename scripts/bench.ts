@@ -24,15 +24,15 @@ interface Suite {
 const SUITES: readonly Suite[] = [
   {
     name: "screens",
-    load: async () => (await import("../apps/web/src/bench.ts")).benchGateway,
+    load: async () => (await import("@rakazo/web/bench")).benchGateway,
   },
   {
     name: "desktops",
-    load: async () => (await import("../infra/sandboxes/supervisor/src/desktops.bench.ts")).benchDesktops,
+    load: async () => (await import("@rakazo/supervisor/bench")).benchDesktops,
   },
   {
     name: "homes",
-    load: async () => (await import("../packages/homes/src/bench.ts")).benchHomes,
+    load: async () => (await import("@rakazo/homes/bench")).benchHomes,
   },
 ];
 

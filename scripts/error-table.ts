@@ -2,7 +2,7 @@
 // map). `node scripts/error-table.ts --check` exits 1 when the README is out of date.
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { withErrorTable } from "../apps/api/src/error-table.ts";
+import { withErrorTable } from "@rakazo/api/error-table";
 
 const path = join(import.meta.dirname, "../README.md");
 const readme = await readFile(path, "utf8");

@@ -141,7 +141,14 @@ describe("network policy (issue 16)", () => {
   });
 
   it("a provider that cannot enforce a policy refuses it with UNSUPPORTED instead of ignoring it", () => {
-    const base = { desktop: false, pageBrowser: false, terminal: false, billsWhileRunning: true };
+    const base = {
+      desktop: false,
+      pageBrowser: false,
+      terminal: false,
+      billsWhileRunning: true,
+      mountsHome: false,
+      defaultPageBrowser: "fake" as const,
+    };
     const provider = {
       kind: "fake" as const,
       capabilities: { ...base, networkModes: ["none", "egress"] as const },

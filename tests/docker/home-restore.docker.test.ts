@@ -47,7 +47,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
     system = await createTestSystem({
       provider: (dataDir) => createProvider({ kind: "docker", image: COMPUTER_IMAGE, dataDir }),
       homes: (dataDir) => {
-        // As packages/config homesFromEnv builds it for the Docker provider.
+        // As createRuntime builds it for a provider declaring `capabilities.homeOwner` (Docker).
         store = new ObjectAgentHomeStore({
           dataDir,
           storage: s3.storage,

@@ -15,11 +15,11 @@ import { deriveScreenKey, newCapabilityId, sealCapability } from "@rakazo/protoc
 import {
   createProvider,
   isSandboxError,
-  readAll,
   type Sandbox,
   type ScreenGatewayTarget,
   type SupervisedDesktop,
 } from "@rakazo/sandbox";
+import { readAll } from "@rakazo/sandbox/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COMPUTER_IMAGE, dockerUnavailable } from "../support/docker.ts";
 

@@ -4,23 +4,11 @@
  * (`CREATE DATABASE … TEMPLATE`, milliseconds) so files run in parallel without sharing rows.
  */
 import { migrateDatabase } from "@rakazo/db";
+import { databaseUrl } from "@rakazo/db/testing";
 import postgres from "postgres";
 import type { TestProject } from "vitest/node";
 
-declare module "vitest" {
-  export interface ProvidedContext {
-    testDatabaseAdminUrl: string;
-    testDatabaseTemplate: string;
-  }
-}
-
 export const DEFAULT_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
-
-export function databaseUrl(adminUrl: string, database: string): string {
-  const url = new URL(adminUrl);
-  url.pathname = `/${database}`;
-  return url.toString();
-}
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const adminUrl = process.env.TEST_DATABASE_URL ?? DEFAULT_ADMIN_URL;

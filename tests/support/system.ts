@@ -10,20 +10,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApiApp } from "@rakazo/api/app";
 import { createClient, type RakazoClient } from "@rakazo/client";
+import { createTestDatabase, type TestDatabase } from "@rakazo/db/testing";
 import { type AgentHomeStore, LocalAgentHomeStore, LocalKeyWrapper } from "@rakazo/homes";
-import { startPgBoss } from "@rakazo/jobs";
 import { createLogger } from "@rakazo/log";
 import { registerLogSecret, registerSecretsIn } from "@rakazo/log/testing";
+import { createRuntime, type RuntimeConfig } from "@rakazo/runtime";
 import { createFakeProvider, type SandboxProvider } from "@rakazo/sandbox";
-import {
-  createUserWithSpace,
-  type ServiceContext,
-  startActivityFeed,
-  systemRunHooks,
-} from "@rakazo/services";
+import { createUserWithSpace, type ServiceContext, startActivityFeed } from "@rakazo/services";
 import { type RunningWorker, startWorker, type WorkerOptions } from "@rakazo/worker/worker";
 import type { Hono } from "hono";
-import { createTestDatabase, type TestDatabase } from "./database.ts";
 import { type HeadlessBrowserRuntime, startHeadlessBrowsers } from "./headless-browser.ts";
 
 export interface TestSystem {
@@ -66,10 +61,6 @@ export async function createTestSystem(
   const provider = options.provider ? await options.provider(rootDir) : createFakeProvider({ rootDir });
   const logLines: string[] = [];
   const log = createLogger({ level: "debug", write: (line) => logLines.push(line) });
-  const { boss, queue } = await startPgBoss(database.url, {
-    supervise: false,
-    onError: (error) => log.error("pgboss.error", { error }),
-  });
   const homes = options.homes ? await options.homes(rootDir) : new LocalAgentHomeStore({ dataDir: rootDir });
   const masterKey = randomBytes(32);
   registerLogSecret(masterKey.toString("hex"), "the master key (hex)");
@@ -79,17 +70,18 @@ export async function createTestSystem(
   const headless: HeadlessBrowserRuntime | undefined = options.headlessBrowsers
     ? startHeadlessBrowsers()
     : undefined;
-  const ctx: ServiceContext = {
+  // The same composition root as apps/api and apps/worker, with the pieces this test built.
+  const shared: Omit<RuntimeConfig, "role"> = {
+    databaseUrl: database.url,
     db: database.db,
-    jobs: queue,
-    provider,
     log,
-    homes,
-    keys,
-    runHooks: systemRunHooks,
+    provider,
+    homes: { store: homes, keys },
     ...(options.agentModel ? { agentModel: options.agentModel } : {}),
     ...(headless ? { headlessBrowsers: headless.browsers } : {}),
   };
+  const api = await createRuntime({ ...shared, role: "api" });
+  const { ctx } = api;
   const activityFeed = await startActivityFeed({ db: database.db, log });
   const app = createApiApp({ ctx, log, bootstrapToken: options.bootstrapToken, activityFeed });
   const workers: RunningWorker[] = [];
@@ -103,16 +95,12 @@ export async function createTestSystem(
     ...(headless ? { headless } : {}),
     dataDir: rootDir,
     async startWorker(options = {}) {
-      const worker = await startWorker({
-        ...options,
-        databaseUrl: database.url,
-        db: database.db,
-        provider,
-        homes,
-        keys,
-        log,
-        pollingIntervalSeconds: 0.5,
+      const runtime = await createRuntime({
+        ...shared,
+        role: "worker",
+        ...(options.agent ? { agentModel: options.agent.model } : {}),
       });
+      const worker = await startWorker({ ...options, runtime, pollingIntervalSeconds: 0.5 });
       workers.push(worker);
       return worker;
     },
@@ -151,7 +139,7 @@ export async function createTestSystem(
       for (const worker of workers) await worker.stop({ timeoutMs: 5_000 });
       await activityFeed.close();
       await headless?.close();
-      await boss.stop({ graceful: false, timeout: 2_000 });
+      await api.close({ graceful: false, timeoutMs: 2_000 });
       await database.drop();
       await rm(rootDir, { recursive: true, force: true });
     },

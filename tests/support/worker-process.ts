@@ -12,6 +12,7 @@ import { fauxAssistantMessage, fauxToolCall, registerFauxProvider } from "@mario
 import { connectDatabase } from "@rakazo/db";
 import { LocalAgentHomeStore, LocalKeyWrapper } from "@rakazo/homes";
 import { createLogger } from "@rakazo/log";
+import { createRuntime } from "@rakazo/runtime";
 import { createFakeProvider, type Sandbox, type SandboxProvider } from "@rakazo/sandbox";
 import { startWorker } from "@rakazo/worker/worker";
 
@@ -47,14 +48,18 @@ const provider: SandboxProvider = hanging(fake, hang, {
       files: (files: Sandbox["files"]) => hanging(files, hang === "export" ? "exportWorkspace" : undefined),
     }),
 });
-await startWorker({
-  heartbeatMs: 200,
+const runtime = await createRuntime({
+  role: "worker",
   databaseUrl,
   db: database.db,
-  provider,
-  homes: new LocalAgentHomeStore({ dataDir: rootDir }),
-  keys: new LocalKeyWrapper(masterKey),
   log: createLogger({ level: "info", base: { service: "test-worker" } }),
+  provider,
+  homes: { store: new LocalAgentHomeStore({ dataDir: rootDir }), keys: new LocalKeyWrapper(masterKey) },
+  ...(process.env.TEST_AGENT === "stuck" ? { agentModel: "faux:stuck" } : {}),
+});
+await startWorker({
+  runtime,
+  heartbeatMs: 200,
   pollingIntervalSeconds: 0.5,
   ...(process.env.TEST_AGENT === "stuck"
     ? {

@@ -3,61 +3,36 @@
  * from the environment, parsed once here; see `.env.example`.
  */
 import { serve } from "@hono/node-server";
-import {
-  concreteProviderKind,
-  homesFromEnv,
-  parseRuntimeEnv,
-  providerFromEnv,
-  requireDatabaseUrl,
-  sizingFromEnv,
-} from "@rakazo/config";
-import { connectDatabase, migrateDatabase } from "@rakazo/db";
-import { startPgBoss } from "@rakazo/jobs";
+import { parseApiEnv } from "@rakazo/config";
 import { createLogger } from "@rakazo/log";
+import { createRuntime, runtimeConfigFromEnv } from "@rakazo/runtime";
 import { parseScreenKeys } from "@rakazo/screens";
-import { startActivityFeed, systemRunHooks } from "@rakazo/services";
+import { startActivityFeed } from "@rakazo/services";
 import { createApiApp } from "./app.ts";
 
-const env = parseRuntimeEnv(process.env);
+const env = parseApiEnv(process.env);
 const log = createLogger({ level: env.LOG_LEVEL, base: { service: "api" } });
-const databaseUrl = requireDatabaseUrl(env);
-
-await migrateDatabase(databaseUrl);
-const database = connectDatabase(databaseUrl);
-const { boss, queue } = await startPgBoss(databaseUrl, {
-  supervise: false,
-  onError: (error) => log.error("pgboss.error", { error }),
+const runtime = await createRuntime({
+  ...runtimeConfigFromEnv(env, { role: "api", log }),
+  // Crash tests (OPS-4): die between an operation's commit and its enqueue, like a kill -9.
+  ...(env.RAKAZO_TEST_CRASH_AFTER === "operation-commit"
+    ? { faults: { afterOperationCommit: () => process.kill(process.pid, "SIGKILL") } }
+    : {}),
+  // Screens (SCR-2/4): capabilities sealed with these keys, handed out as web-service URLs.
+  ...(env.SCREEN_CAPABILITY_KEYS
+    ? {
+        screens: {
+          keyring: parseScreenKeys(env.SCREEN_CAPABILITY_KEYS),
+          webBaseUrl: env.WEB_PUBLIC_URL ?? `http://${env.WEB_HOST}:${env.WEB_PORT}`,
+          maxTtlMs: env.SCREEN_URL_MAX_TTL_SECONDS * 1000,
+        },
+      }
+    : {}),
 });
-const provider = await providerFromEnv(env, concreteProviderKind(env));
-const { homes, keys } = await homesFromEnv(env);
-const activityFeed = await startActivityFeed({ db: database.db, log });
+const { ctx } = runtime;
+const activityFeed = await startActivityFeed({ db: ctx.db, log });
 const app = createApiApp({
-  ctx: {
-    db: database.db,
-    jobs: queue,
-    provider,
-    log,
-    homes,
-    keys,
-    runHooks: systemRunHooks,
-    sizing: sizingFromEnv(env),
-    networkDefault: { mode: env.COMPUTER_NETWORK },
-    ...(env.AGENT_MODEL ? { agentModel: env.AGENT_MODEL } : {}),
-    // Crash tests (OPS-4): die between an operation's commit and its enqueue, like a kill -9.
-    ...(env.RAKAZO_TEST_CRASH_AFTER === "operation-commit"
-      ? { faults: { afterOperationCommit: () => process.kill(process.pid, "SIGKILL") } }
-      : {}),
-    // Screens (SCR-2/4): capabilities sealed with these keys, handed out as web-service URLs.
-    ...(env.SCREEN_CAPABILITY_KEYS
-      ? {
-          screens: {
-            keyring: parseScreenKeys(env.SCREEN_CAPABILITY_KEYS),
-            webBaseUrl: env.WEB_PUBLIC_URL ?? `http://${env.WEB_HOST}:${env.WEB_PORT}`,
-            maxTtlMs: env.SCREEN_URL_MAX_TTL_SECONDS * 1000,
-          },
-        }
-      : {}),
-  },
+  ctx,
   log,
   bootstrapToken: env.BOOTSTRAP_TOKEN,
   activityFeed,
@@ -68,7 +43,7 @@ const app = createApiApp({
 });
 
 const server = serve({ fetch: app.fetch, hostname: env.API_HOST, port: env.API_PORT }, (info) => {
-  log.info("api.listening", { host: env.API_HOST, port: info.port, provider: provider.kind });
+  log.info("api.listening", { host: env.API_HOST, port: info.port, provider: ctx.provider.kind });
 });
 
 let stopping = false;
@@ -78,8 +53,7 @@ async function shutdown(signal: string): Promise<void> {
   log.info("api.stopping", { signal });
   await new Promise<void>((done) => server.close(() => done()));
   await activityFeed.close();
-  await boss.stop({ graceful: true, timeout: 10_000 });
-  await database.close();
+  await runtime.close({ graceful: true, timeoutMs: 10_000 });
   process.exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));

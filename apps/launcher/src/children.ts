@@ -19,7 +19,7 @@ const READY_MESSAGE: Record<ChildName, string> = {
   web: "web.listening",
 };
 
-export interface ChildEvents {
+interface ChildEvents {
   /** A child (re)started: its pid changed. */
   started(name: ChildName, pid: number): void;
   ready(name: ChildName, restarts: number): void;

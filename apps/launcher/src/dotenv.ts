@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { parseEnv } from "node:util";
 
-export const REPOSITORY_ROOT = new URL("../../../", import.meta.url);
+const REPOSITORY_ROOT = new URL("../../../", import.meta.url);
 
 /** Merges the root `.env` into `env` in place; returns the file's path when one was read. */
 export function loadDotEnv(env: NodeJS.ProcessEnv, root: URL = REPOSITORY_ROOT): string | undefined {

@@ -40,7 +40,7 @@ interface RunAs {
 const DATABASE = "rakazo";
 const NATIVE_DIR = dirname(dirname(postgresBinary));
 
-export function credentialsFile(dataDir: string): string {
+function credentialsFile(dataDir: string): string {
   return join(dataDir, "embedded-postgres.json");
 }
 

@@ -94,6 +94,13 @@ async function start(): Promise<void> {
     const docker = await dockerReady(env.DOCKER_SOCKET, env.RAKAZO_COMPUTER_IMAGE);
     provider = docker.ready ? "docker" : "fake";
     log.info("provider.selected", { provider, reason: docker.reason });
+    // Never a silent downgrade: say what is missing for Docker and how to insist on it.
+    if (!docker.ready) {
+      out.say(
+        `RAKAZO_PROVIDER=auto chose the fake provider: ${docker.reason}. ` +
+          "Set RAKAZO_PROVIDER=docker to refuse to start without Docker.",
+      );
+    }
   } else {
     if (provider === "docker") await assertDockerUsable(env.DOCKER_SOCKET, env.RAKAZO_COMPUTER_IMAGE);
     log.info("provider.selected", { provider, reason: "RAKAZO_PROVIDER" });

@@ -20,7 +20,7 @@ export interface LauncherState {
   readonly ready: boolean;
 }
 
-export function stateFile(dataDir: string): string {
+function stateFile(dataDir: string): string {
   return join(dataDir, "launcher.json");
 }
 

@@ -10,15 +10,15 @@ import {
 } from "@rakazo/protocol";
 
 /** The protocol's one gateway target type (also `ScreenGatewayTarget` in @rakazo/sandbox). */
-export type GatewayTarget = ScreenGatewayTarget;
+type GatewayTarget = ScreenGatewayTarget;
 
-export type RejectReason =
+type RejectReason =
   | "invalid_path"
   | "authority_rejected"
   | "invalid_authority_response"
   | "authority_unavailable";
 
-export type Authorization =
+type Authorization =
   | {
       readonly ok: true;
       readonly target: GatewayTarget;
@@ -51,7 +51,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** The authority's answer (@rakazo/protocol's schema), or undefined when it is not a usable target. */
-export function parseAuthorization(body: unknown): Extract<Authorization, { ok: true }> | undefined {
+function parseAuthorization(body: unknown): Extract<Authorization, { ok: true }> | undefined {
   const parsed = screenAuthorityAnswerSchema.safeParse(isRecord(body) ? body.result : undefined);
   if (!parsed.success) return undefined;
   const { target, ticket, policy } = parsed.data;

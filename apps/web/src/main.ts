@@ -2,12 +2,12 @@
  * The web service process: noVNC pages and the screen proxy (SCR-4..SCR-7). Configuration from
  * the environment, parsed once here; see `.env.example`.
  */
-import { parseRuntimeEnv } from "@rakazo/config";
+import { parseWebEnv } from "@rakazo/config";
 import { createLogger } from "@rakazo/log";
 import { createAuthorityClient } from "./authority.ts";
 import { startWebServer } from "./server.ts";
 
-const env = parseRuntimeEnv(process.env);
+const env = parseWebEnv(process.env);
 const log = createLogger({ level: env.LOG_LEVEL, base: { service: "web" } });
 if (!env.SCREEN_SERVICE_TOKEN) throw new Error("SCREEN_SERVICE_TOKEN is not set (the launcher sets it)");
 const web = await startWebServer({

@@ -14,7 +14,6 @@ import WebSocket, { WebSocketServer } from "ws";
 import type { ScreenAuthority } from "./authority.ts";
 import { gatewaySocket } from "./upstream.ts";
 
-export { CLOSE_REVOKED };
 export const HIGH_WATER = 4 * 1024 * 1024;
 const LOW_WATER = 1024 * 1024;
 const CAPABILITY_PATH = /^\/screens\/(rs1\.[A-Za-z0-9_-]{1,32}\.[A-Za-z0-9_-]{20,2000})\/websockify$/;

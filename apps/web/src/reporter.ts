@@ -6,7 +6,7 @@
  * It learns the status from the page (`window.__rakazoScreen(status)`) and, for pages that do
  * not report, from the WebSocket they open.
  */
-export const REPORTER_SCRIPT = `(function () {
+const REPORTER_SCRIPT = `(function () {
   try { delete window.VideoDecoder; } catch (e) {}
   var last = null;
   function report(status) {

@@ -19,6 +19,8 @@ import {
   type SupervisorTransport,
   unixSocketTransport,
 } from "@rakazo/sandbox";
+import { createDockerProvider, type DockerDesktopContext } from "@rakazo/sandbox/docker";
+import { requireDocker } from "@rakazo/sandbox/testing";
 import {
   gatewayKeysFor,
   gatewayTicket,
@@ -29,11 +31,6 @@ import {
 } from "@rakazo/screens";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createDockerProvider,
-  type DockerDesktopContext,
-} from "../../../packages/sandbox/src/providers/docker/index.ts";
-import { requireDocker } from "../../../tests/support/tools.ts";
 import type { ScreenAuthority } from "./authority.ts";
 import { startWebServer, type WebServer } from "./server.ts";
 import { CHROMIUM, GREEN_PAGE } from "./testing/screen-system.ts";

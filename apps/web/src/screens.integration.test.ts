@@ -17,11 +17,11 @@ import {
   type SandboxProvider,
   unixSocketTransport,
 } from "@rakazo/sandbox";
+import { missingOrFail } from "@rakazo/sandbox/testing";
 import { mintScreenCapability } from "@rakazo/screens";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { missingOrFail } from "../../../tests/support/tools.ts";
 import { createAuthorityClient } from "./authority.ts";
 import { CHROMIUM, GREEN_PAGE, type ScreenSystem, startScreenSystem } from "./testing/screen-system.ts";
 

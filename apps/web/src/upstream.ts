@@ -8,8 +8,6 @@ import https from "node:https";
 import { type ScreenGatewayTarget as GatewayTarget, TICKET_HEADER } from "@rakazo/protocol";
 import WebSocket from "ws";
 
-export { TICKET_HEADER };
-
 /** `GET /v1/screen` on the gateway: its HTTP status (200 when the ticket would be served). */
 export function gatewayStatus(target: GatewayTarget, ticket: string, timeoutMs = 5000): Promise<number> {
   return new Promise((resolve, reject) => {

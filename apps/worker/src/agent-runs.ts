@@ -106,7 +106,7 @@ export function agentRunHandler(ctx: ServiceContext, options: AgentHostOptions) 
   };
 }
 
-export const HANDED_BACK =
+const HANDED_BACK =
   "The person handed control of your screen back to you. Look at the screen again (it may have changed) and continue the task.";
 
 async function runStatus(ctx: ServiceContext, runId: string): Promise<string | undefined> {

@@ -1,34 +1,18 @@
 /** The worker process: durable pg-boss jobs (and, later, the reconciler). */
-import {
-  concreteProviderKind,
-  homesFromEnv,
-  parseRuntimeEnv,
-  providerFromEnv,
-  requireDatabaseUrl,
-} from "@rakazo/config";
-import { connectDatabase, migrateDatabase } from "@rakazo/db";
+import { parseWorkerEnv } from "@rakazo/config";
 import { createLogger } from "@rakazo/log";
+import { createRuntime, runtimeConfigFromEnv } from "@rakazo/runtime";
 import { startWorker } from "./worker.ts";
 
-const env = parseRuntimeEnv(process.env);
+const env = parseWorkerEnv(process.env);
 const log = createLogger({ level: env.LOG_LEVEL, base: { service: "worker" } });
 if (env.BROWSER_PROVIDER === "emulator") {
   // A test runtime starts its own headless Chromium and passes it in; a deployed worker has none.
   throw new Error("BROWSER_PROVIDER=emulator is for test runtimes only; use sandbox or fake");
 }
-const databaseUrl = requireDatabaseUrl(env);
-
-await migrateDatabase(databaseUrl);
-const database = connectDatabase(databaseUrl);
-const provider = await providerFromEnv(env, concreteProviderKind(env));
-const { homes, keys } = await homesFromEnv(env);
+const runtime = await createRuntime(runtimeConfigFromEnv(env, { role: "worker", log }));
 const worker = await startWorker({
-  databaseUrl,
-  db: database.db,
-  provider,
-  homes,
-  keys,
-  log,
+  runtime,
   reconcileIntervalMs: env.RECONCILE_SECONDS * 1_000,
   reconciler: {
     intervalMs: env.OPERATIONS_RECONCILE_SECONDS * 1_000,
@@ -61,7 +45,6 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   log.info("worker.stopping", { signal });
   await worker.stop();
-  await database.close();
   process.exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));

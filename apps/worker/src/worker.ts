@@ -1,8 +1,7 @@
-import { type Database, newId } from "@rakazo/db";
-import type { AgentHomeStore, KeyWrapper } from "@rakazo/homes";
-import { registerJobHandlers, startPgBoss } from "@rakazo/jobs";
+import { newId } from "@rakazo/db";
+import { registerJobHandlers } from "@rakazo/jobs";
 import type { Logger } from "@rakazo/log";
-import type { SandboxProvider } from "@rakazo/sandbox";
+import type { Runtime } from "@rakazo/runtime";
 import {
   beatWorkerHeartbeat,
   computerJobHandlers,
@@ -13,17 +12,12 @@ import {
   republishQueuedOperations,
   type ServiceContext,
   sweepIdleComputers,
-  systemRunHooks,
 } from "@rakazo/services";
 import { type AgentHostOptions, agentRunHandler } from "./agent-runs.ts";
 
 export interface WorkerOptions {
-  readonly databaseUrl: string;
-  readonly db: Database;
-  readonly provider: SandboxProvider;
-  readonly homes: AgentHomeStore;
-  readonly keys: KeyWrapper;
-  readonly log: Logger;
+  /** The process's context and pg-boss (`createRuntime({ role: "worker" })`); closed by `stop`. */
+  readonly runtime: Runtime;
   readonly pollingIntervalSeconds?: number;
   /** Idle shutdown (CMP-7): how long unused before stopping, and how often to look. */
   readonly idle?: IdlePolicy & { readonly sweepIntervalMs: number };
@@ -76,25 +70,13 @@ function every(ms: number, pass: () => Promise<unknown>, log: Logger, name: stri
 
 /** Starts pg-boss with every job of the catalog handled by the shared domain verbs. */
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
-  const { log } = options;
+  const { runtime } = options;
   const workerId = newId("worker");
+  // Operations this worker claims carry its id, so its silence can be noticed (OPS-5).
+  const ctx: ServiceContext = { ...runtime.ctx, workerId };
+  const { log } = ctx;
   // The heartbeat row exists before any job is claimed, so a fresh worker is never "silent".
-  await beatWorkerHeartbeat(options, workerId);
-  const { boss, queue } = await startPgBoss(options.databaseUrl, {
-    supervise: true,
-    onError: (error) => log.error("pgboss.error", { error }),
-  });
-  const ctx: ServiceContext = {
-    db: options.db,
-    jobs: queue,
-    provider: options.provider,
-    homes: options.homes,
-    keys: options.keys,
-    log,
-    workerId,
-    runHooks: systemRunHooks,
-    ...(options.agent ? { agentModel: options.agent.model } : {}),
-  };
+  await beatWorkerHeartbeat(ctx, workerId);
   const agent = options.agent;
   const handlers = {
     ...computerJobHandlers(ctx),
@@ -105,7 +87,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           throw new Error("this worker has no AGENT_MODEL configured");
         },
   };
-  await registerJobHandlers(boss, handlers, {
+  await registerJobHandlers(runtime.boss, handlers, {
     pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
   });
   const loops: (() => Promise<void>)[] = [
@@ -133,11 +115,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       ),
     );
   }
-  log.info("worker.started", { workerId, provider: options.provider.kind, homes: options.homes.kind });
+  log.info("worker.started", { workerId, provider: ctx.provider.kind, homes: ctx.homes.kind });
   return {
     async stop({ timeoutMs = 30_000 } = {}) {
       for (const stopLoop of loops) await stopLoop();
-      await boss.stop({ graceful: true, timeout: timeoutMs });
+      await runtime.close({ graceful: true, timeoutMs });
       log.info("worker.stopped");
     },
   };

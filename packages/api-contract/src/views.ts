@@ -6,7 +6,7 @@ import { timestamp } from "./define.ts";
  * A computer's network policy (issue 16). `allow` entries: a DNS name, `*.` + a domain
  * (subdomains), or an IP literal; ports default to 80 and 443.
  */
-export const networkAllowEntry = z.strictObject({
+const networkAllowEntry = z.strictObject({
   host: z
     .string()
     .trim()

@@ -1,4 +1,4 @@
-// TOOL-2 and TOOL-3 as pure rules; tools.integration.test.ts checks them through the tools.
+// TOOL-2 and TOOL-3 as pure rules; tests/tools/tools.test.ts checks them through the tools.
 import { describe, expect, it } from "vitest";
 import { FrameMemory } from "./frames.ts";
 

@@ -3,7 +3,8 @@
 import { readFileSync } from "node:fs";
 import { parseEnv } from "node:util";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_DATA_DIR, parseRuntimeEnv } from "./env.ts";
+import { DEFAULT_DATA_DIR, parseApiEnv, parseRuntimeEnv, parseWebEnv, parseWorkerEnv } from "./env.ts";
+import { providerSettings } from "./provider.ts";
 
 const example = parseEnv(readFileSync(new URL("../../../.env.example", import.meta.url), "utf8"));
 
@@ -25,5 +26,39 @@ describe("runtime environment", () => {
 
   it("a wrong value still names the variable", () => {
     expect(() => parseRuntimeEnv({ BROWSER_PROVIDER: "chrome" })).toThrow(/BROWSER_PROVIDER/);
+  });
+});
+
+describe("each app parses its own slice (issue 13)", () => {
+  it("a bad value of another app's variable does not stop an app", () => {
+    // BROWSER_PROVIDER belongs to the worker, SCREEN_URL_MAX_TTL_SECONDS to the API.
+    expect(() => parseApiEnv({ BROWSER_PROVIDER: "chrome" })).not.toThrow();
+    expect(() => parseWorkerEnv({ SCREEN_URL_MAX_TTL_SECONDS: "1" })).not.toThrow();
+    expect(() => parseWebEnv({ RAKAZO_PROVIDER: "cloud" })).not.toThrow();
+    expect(() => parseWorkerEnv({ BROWSER_PROVIDER: "chrome" })).toThrow(/BROWSER_PROVIDER/);
+    expect(() => parseApiEnv({ SCREEN_URL_MAX_TTL_SECONDS: "1" })).toThrow(/SCREEN_URL_MAX_TTL_SECONDS/);
+  });
+
+  it("a slice holds only its variables", () => {
+    expect(parseWebEnv(example)).not.toHaveProperty("DATABASE_URL");
+    expect(parseApiEnv(example)).not.toHaveProperty("WORKER_POLL_SECONDS");
+    expect(parseWorkerEnv(example)).not.toHaveProperty("SCREEN_CAPABILITY_KEYS");
+  });
+});
+
+describe("provider settings", () => {
+  it("an unresolved auto fails, naming what is missing, instead of becoming fake", () => {
+    const env = parseApiEnv({ RAKAZO_PROVIDER: "auto" });
+    expect(() => providerSettings(env)).toThrow(/RAKAZO_PROVIDER=auto is unresolved.*RAKAZO_PROVIDER=docker/);
+  });
+
+  it("a concrete kind gives that kind's options", () => {
+    const env = parseWorkerEnv({ RAKAZO_PROVIDER: "docker", DATA_DIR: "/srv/rakazo" });
+    expect(providerSettings(env)).toMatchObject({ kind: "docker", dataDir: "/srv/rakazo" });
+    expect(providerSettings(env, "fake")).toEqual({
+      kind: "fake",
+      rootDir: "/srv/rakazo/fake-computers",
+      screenLimit: 0,
+    });
   });
 });

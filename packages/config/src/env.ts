@@ -1,6 +1,9 @@
 /**
- * The environment every Rakazo process reads, parsed once by each app's entry point and then
- * passed into constructors. `.env.example` at the repository root documents every variable.
+ * The environment of every Rakazo process, as slices: each app parses only its own
+ * (`parseApiEnv`, `parseWorkerEnv`, `parseWebEnv`; the launcher, which checks everything before
+ * it starts the others, `parseRuntimeEnv`) and passes the result into constructors. This
+ * package only parses: stores and providers are built by `createRuntime` (@rakazo/runtime).
+ * `.env.example` at the repository root documents every variable.
  */
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
@@ -14,10 +17,15 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === "" ? undefined : v));
 
-export const runtimeEnvSchema = z.object({
+/** What every process that touches state reads. */
+const coreShape = {
   DATABASE_URL: optionalString,
-  EMBEDDED_POSTGRES_PORT: port.default(54329),
   DATA_DIR: optionalString.transform((v) => v ?? DEFAULT_DATA_DIR),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+};
+
+/** The computer backend and its deployment sizes (API and worker build the same provider). */
+const providerShape = {
   RAKAZO_PROVIDER: z.enum(["auto", "fake", "docker"]).default("auto"),
   RAKAZO_COMPUTER_IMAGE: z.string().default("rakazo-computer:latest"),
   DOCKER_SOCKET: z.string().default("/var/run/docker.sock"),
@@ -44,15 +52,61 @@ export const runtimeEnvSchema = z.object({
         .filter((cidr) => cidr !== ""),
     )
     .pipe(z.array(z.cidrv4().or(z.cidrv6()))),
+};
+
+/** Where workspaces are checkpointed and the key that seals them (PER-3/4/5). */
+const homesShape = {
+  RAKAZO_MASTER_KEY: optionalString,
+  OBJECT_STORAGE_BUCKET: optionalString,
+  OBJECT_STORAGE_ENDPOINT: optionalString,
+  OBJECT_STORAGE_REGION: optionalString,
+  OBJECT_STORAGE_ACCESS_KEY_ID: optionalString,
+  OBJECT_STORAGE_SECRET_ACCESS_KEY: optionalString,
+};
+
+const apiAddressShape = {
   API_HOST: z.string().default("127.0.0.1"),
   API_PORT: port.default(8787),
-  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+};
+
+const webAddressShape = {
+  WEB_HOST: z.string().default("127.0.0.1"),
+  WEB_PORT: port.default(8788),
+  /** The web service as browsers reach it; default http://WEB_HOST:WEB_PORT. */
+  WEB_PUBLIC_URL: optionalString,
+};
+
+/** Shared by web and API for the screen authority; the launcher generates one when unset. */
+const screenServiceShape = { SCREEN_SERVICE_TOKEN: optionalString };
+
+const agentModelShape = { AGENT_MODEL: optionalString };
+
+export const apiEnvSchema = z.object({
+  ...coreShape,
+  ...providerShape,
+  ...homesShape,
+  ...apiAddressShape,
+  ...webAddressShape,
+  ...screenServiceShape,
+  ...agentModelShape,
   BOOTSTRAP_TOKEN: optionalString,
+  /** `kid:base64(32 bytes)`, comma-separated, newest first; the launcher generates one when unset. */
+  SCREEN_CAPABILITY_KEYS: optionalString,
+  /** The longest lifetime `computer/screenUrl` grants (`ttlSeconds`); longer asks are refused. */
+  SCREEN_URL_MAX_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(86_400),
+  /** Crash tests only: the API exits (SIGKILL) right after an operation's commit. */
+  RAKAZO_TEST_CRASH_AFTER: z.enum(["operation-commit"]).optional(),
+});
+
+export const workerEnvSchema = z.object({
+  ...coreShape,
+  ...providerShape,
+  ...homesShape,
+  ...agentModelShape,
   WORKER_POLL_SECONDS: z.coerce.number().min(0.5).default(1),
   IDLE_TIMEOUT_SECONDS: z.coerce.number().min(1).default(1_800),
   IDLE_SWEEP_SECONDS: z.coerce.number().min(0.2).default(30),
   TAKEOVER_AWAKE_SECONDS: z.coerce.number().min(1).default(1_800),
-  AGENT_MODEL: optionalString,
   AGENT_MODEL_VISION: z
     .enum(["true", "false"])
     .optional()
@@ -70,48 +124,60 @@ export const runtimeEnvSchema = z.object({
   // for WORKER_SILENCE_SECONDS (ten minutes) becomes interrupted.
   WORKER_HEARTBEAT_SECONDS: z.coerce.number().min(0.2).default(30),
   WORKER_SILENCE_SECONDS: z.coerce.number().min(1).default(600),
-  /** Crash tests only: the API exits (SIGKILL) right after an operation's commit. */
-  RAKAZO_TEST_CRASH_AFTER: z.enum(["operation-commit"]).optional(),
-  RAKAZO_MASTER_KEY: optionalString,
-  OBJECT_STORAGE_BUCKET: optionalString,
-  OBJECT_STORAGE_ENDPOINT: optionalString,
-  OBJECT_STORAGE_REGION: optionalString,
-  OBJECT_STORAGE_ACCESS_KEY_ID: optionalString,
-  OBJECT_STORAGE_SECRET_ACCESS_KEY: optionalString,
-  // Screens (SCR-4..SCR-7): the web service and the capability keys.
-  WEB_HOST: z.string().default("127.0.0.1"),
-  WEB_PORT: port.default(8788),
-  /** The web service as browsers reach it; default http://WEB_HOST:WEB_PORT. */
-  WEB_PUBLIC_URL: optionalString,
-  /** The API as the web service reaches it; default http://API_HOST:API_PORT. */
-  API_INTERNAL_URL: optionalString,
-  /** Shared by web and API for the screen authority; the launcher generates one when unset. */
-  SCREEN_SERVICE_TOKEN: optionalString,
-  /** `kid:base64(32 bytes)`, comma-separated, newest first; the launcher generates one when unset. */
-  SCREEN_CAPABILITY_KEYS: optionalString,
-  /** The longest lifetime `computer/screenUrl` grants (`ttlSeconds`); longer asks are refused. */
-  SCREEN_URL_MAX_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(86_400),
 });
 
+export const webEnvSchema = z.object({
+  LOG_LEVEL: coreShape.LOG_LEVEL,
+  ...apiAddressShape,
+  ...webAddressShape,
+  ...screenServiceShape,
+  /** The API as the web service reaches it; default http://API_HOST:API_PORT. */
+  API_INTERNAL_URL: optionalString,
+});
+
+/** Everything: the launcher checks every slice before it starts the processes that read them. */
+export const runtimeEnvSchema = z.object({
+  ...apiEnvSchema.shape,
+  ...workerEnvSchema.shape,
+  ...webEnvSchema.shape,
+  EMBEDDED_POSTGRES_PORT: port.default(54329),
+});
+
+export type ApiEnv = z.infer<typeof apiEnvSchema>;
+export type WorkerEnv = z.infer<typeof workerEnvSchema>;
+export type WebEnv = z.infer<typeof webEnvSchema>;
 export type RuntimeEnv = z.infer<typeof runtimeEnvSchema>;
+/** The variables API and worker share: what `createRuntime` needs to build the same context. */
+export type ServicesEnv = Pick<
+  ApiEnv & WorkerEnv,
+  keyof typeof coreShape | keyof typeof providerShape | keyof typeof homesShape | "AGENT_MODEL"
+>;
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
 }
 
 /**
- * Parses the environment; a bad value names the variable and what was expected. An empty value
- * means unset (so `.env.example` copied as is, with its blank lines, is valid).
+ * Parses one slice; a bad value names the variable and what was expected. An empty value
+ * means unset (so `.env.example` copied as is, with its blank lines, is valid). Variables of
+ * other slices are ignored.
  */
-export function parseRuntimeEnv(env: Record<string, string | undefined>): RuntimeEnv {
+function parseSlice<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
   const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value?.trim() !== ""));
-  const result = runtimeEnvSchema.safeParse(set);
+  const result = schema.safeParse(set);
   if (result.success) return result.data;
   const problems = result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
   throw new ConfigError(`invalid environment: ${problems}`);
 }
 
-export function requireDatabaseUrl(env: RuntimeEnv): string {
+export const parseApiEnv = (env: Record<string, string | undefined>): ApiEnv => parseSlice(apiEnvSchema, env);
+export const parseWorkerEnv = (env: Record<string, string | undefined>): WorkerEnv =>
+  parseSlice(workerEnvSchema, env);
+export const parseWebEnv = (env: Record<string, string | undefined>): WebEnv => parseSlice(webEnvSchema, env);
+export const parseRuntimeEnv = (env: Record<string, string | undefined>): RuntimeEnv =>
+  parseSlice(runtimeEnvSchema, env);
+
+export function requireDatabaseUrl(env: { readonly DATABASE_URL?: string | undefined }): string {
   if (!env.DATABASE_URL) {
     throw new ConfigError("DATABASE_URL is not set (the launcher sets it when it starts embedded Postgres)");
   }

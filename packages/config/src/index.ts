@@ -1,3 +1,2 @@
 export * from "./env.ts";
-export * from "./homes.ts";
 export * from "./provider.ts";

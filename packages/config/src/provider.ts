@@ -1,27 +1,65 @@
+/**
+ * Pure settings derived from the environment for what `createRuntime` builds: the provider,
+ * the home store and the sizing policy. Nothing here does I/O.
+ */
 import { join } from "node:path";
-import { createProvider, type ProviderKind, type SandboxProvider } from "@rakazo/sandbox";
-import { ConfigError, type RuntimeEnv } from "./env.ts";
+import { ConfigError, type ServicesEnv } from "./env.ts";
 
-/** Mirrors `@rakazo/services`' SizingPolicy (config does not depend on services). */
+/** Mirrors `@rakazo/services`' SizingPolicy (config depends on nothing of ours). */
 export interface SizingPolicy {
   readonly defaults: { readonly memoryMib: number; readonly cpus: number; readonly pids: number };
   readonly max: { readonly memoryMib: number; readonly cpus: number; readonly pids: number };
 }
 
+/** The options `createProvider` (@rakazo/sandbox) takes, per concrete kind. */
+export type ProviderSettings =
+  | { readonly kind: "fake"; readonly rootDir: string; readonly screenLimit: number }
+  | {
+      readonly kind: "docker";
+      readonly image: string;
+      readonly dataDir: string;
+      readonly socketPath: string;
+      readonly screenLimit: number;
+      readonly memoryBytes: number;
+      readonly nanoCpus: number;
+      readonly pidsLimit: number;
+      /** Issue 16: the egress proxies' upstream network and the private ranges opened to it. */
+      readonly egressNetwork: string;
+      readonly egressPrivateAllow: readonly string[];
+    };
+
+export type ProviderEnv = Pick<
+  ServicesEnv,
+  | "RAKAZO_PROVIDER"
+  | "DATA_DIR"
+  | "RAKAZO_COMPUTER_IMAGE"
+  | "DOCKER_SOCKET"
+  | "SANDBOX_TEAM_SCREEN_LIMIT"
+  | "RAKAZO_COMPUTER_MEMORY_MIB"
+  | "RAKAZO_COMPUTER_CPUS"
+  | "RAKAZO_COMPUTER_PIDS"
+  | "COMPUTER_EGRESS_NETWORK"
+  | "COMPUTER_EGRESS_PRIVATE_ALLOW"
+>;
+
 /**
- * Builds the configured provider. `auto` must be resolved to a concrete kind before this is
- * called (the launcher does it once, so API and worker always agree).
+ * The provider of a concrete kind. `auto` is resolved by the launcher, once, so API and worker
+ * always agree; a process started on its own with `auto` refuses to guess (it used to become
+ * the fake provider silently, so a deployment meant for Docker ran fake computers).
  */
-export function providerFromEnv(env: RuntimeEnv, kind: ProviderKind): Promise<SandboxProvider> {
+export function providerSettings(
+  env: ProviderEnv,
+  kind: "fake" | "docker" | "auto" = env.RAKAZO_PROVIDER,
+): ProviderSettings {
   switch (kind) {
     case "fake":
-      return createProvider({
+      return {
         kind: "fake",
         rootDir: join(env.DATA_DIR, "fake-computers"),
         screenLimit: env.SANDBOX_TEAM_SCREEN_LIMIT,
-      });
+      };
     case "docker":
-      return createProvider({
+      return {
         kind: "docker",
         image: env.RAKAZO_COMPUTER_IMAGE,
         dataDir: env.DATA_DIR,
@@ -32,17 +70,73 @@ export function providerFromEnv(env: RuntimeEnv, kind: ProviderKind): Promise<Sa
         pidsLimit: env.RAKAZO_COMPUTER_PIDS,
         egressNetwork: env.COMPUTER_EGRESS_NETWORK,
         egressPrivateAllow: env.COMPUTER_EGRESS_PRIVATE_ALLOW,
-      });
+      };
+    case "auto":
+      throw new ConfigError(
+        "RAKAZO_PROVIDER=auto is unresolved: the launcher (./rakazo start) resolves it and passes " +
+          "the choice on; a process started on its own needs RAKAZO_PROVIDER=docker or RAKAZO_PROVIDER=fake",
+      );
   }
 }
 
-/** `auto` without a resolution falls back to the fake provider. */
-export function concreteProviderKind(env: RuntimeEnv): ProviderKind {
-  return env.RAKAZO_PROVIDER === "auto" ? "fake" : env.RAKAZO_PROVIDER;
+/** Where workspaces are kept and what seals them (PER-3/4/5). */
+export interface HomesSettings {
+  readonly dataDir: string;
+  /** `RAKAZO_MASTER_KEY`; unset: generated once into `DATA_DIR/master.key`. */
+  readonly masterKey?: string;
+  /** Object storage (PER-4) when `OBJECT_STORAGE_BUCKET` is set; else `DATA_DIR/homes` (PER-3). */
+  readonly objectStorage?: {
+    readonly bucket: string;
+    readonly endpoint?: string;
+    readonly region?: string;
+    readonly accessKeyId?: string;
+    readonly secretAccessKey?: string;
+  };
+}
+
+export function homesSettings(
+  env: Pick<
+    ServicesEnv,
+    | "DATA_DIR"
+    | "RAKAZO_MASTER_KEY"
+    | "OBJECT_STORAGE_BUCKET"
+    | "OBJECT_STORAGE_ENDPOINT"
+    | "OBJECT_STORAGE_REGION"
+    | "OBJECT_STORAGE_ACCESS_KEY_ID"
+    | "OBJECT_STORAGE_SECRET_ACCESS_KEY"
+  >,
+): HomesSettings {
+  return {
+    dataDir: env.DATA_DIR,
+    ...(env.RAKAZO_MASTER_KEY ? { masterKey: env.RAKAZO_MASTER_KEY } : {}),
+    ...(env.OBJECT_STORAGE_BUCKET
+      ? {
+          objectStorage: {
+            bucket: env.OBJECT_STORAGE_BUCKET,
+            ...(env.OBJECT_STORAGE_ENDPOINT ? { endpoint: env.OBJECT_STORAGE_ENDPOINT } : {}),
+            ...(env.OBJECT_STORAGE_REGION ? { region: env.OBJECT_STORAGE_REGION } : {}),
+            ...(env.OBJECT_STORAGE_ACCESS_KEY_ID ? { accessKeyId: env.OBJECT_STORAGE_ACCESS_KEY_ID } : {}),
+            ...(env.OBJECT_STORAGE_SECRET_ACCESS_KEY
+              ? { secretAccessKey: env.OBJECT_STORAGE_SECRET_ACCESS_KEY }
+              : {}),
+          },
+        }
+      : {}),
+  };
 }
 
 /** Deployment defaults and maxima for computer sizes (issue 12); checked by `computer/create`. */
-export function sizingFromEnv(env: RuntimeEnv): SizingPolicy {
+export function sizingFromEnv(
+  env: Pick<
+    ServicesEnv,
+    | "RAKAZO_COMPUTER_MEMORY_MIB"
+    | "RAKAZO_COMPUTER_CPUS"
+    | "RAKAZO_COMPUTER_PIDS"
+    | "RAKAZO_COMPUTER_MAX_MEMORY_MIB"
+    | "RAKAZO_COMPUTER_MAX_CPUS"
+    | "RAKAZO_COMPUTER_MAX_PIDS"
+  >,
+): SizingPolicy {
   const defaults = {
     memoryMib: env.RAKAZO_COMPUTER_MEMORY_MIB,
     cpus: env.RAKAZO_COMPUTER_CPUS,

@@ -21,7 +21,7 @@ export interface StagedCheckpoint {
 }
 
 /** Tees an archive through SHA-256 so an unchanged export can be recognised. */
-export function digestingArchive(archive: Readable): { stream: Readable; digest: () => string } {
+function digestingArchive(archive: Readable): { stream: Readable; digest: () => string } {
   const hash = createHash("sha256");
   const tee = new PassThrough();
   tee.on("error", () => {}); // surfaced through `tee.errored` to the pipeline that consumes it

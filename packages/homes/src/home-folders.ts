@@ -173,7 +173,7 @@ export class HomeFolders {
 }
 
 /** Keeps our own codes (from a hook or a failing sealed source); archive refusals → INVALID_ARCHIVE. */
-export function toHomeError(error: unknown): unknown {
+function toHomeError(error: unknown): unknown {
   if (isHomeStoreError(error)) return error;
   if (isSandboxError(error)) {
     let cause: unknown = error.cause;

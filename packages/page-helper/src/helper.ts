@@ -10,10 +10,6 @@
 
 export const HELPER_WORLD = "rakazo-page-helper";
 
-export type HelperError = {
-  error: { code: "STALE_REF" | "UNKNOWN_REF" | "NOT_ACTIONABLE"; message: string };
-};
-
 // The supervisor type-checks without the DOM library; inside the browser these are the real globals.
 // biome-ignore lint/suspicious/noExplicitAny: DOM objects, typed by the browser, not by this package
 type DomEl = any;

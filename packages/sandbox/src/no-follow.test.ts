@@ -6,8 +6,9 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { packDirectory, readAll } from "./archive.ts";
+import { packDirectory } from "./archive.ts";
 import { DIRECTORY_NO_FOLLOW, FILE_NO_FOLLOW, fdPath, openBeneath } from "./no-follow.ts";
+import { readAll } from "./testing/archive.ts";
 
 let base: string;
 let home: string;

@@ -62,6 +62,20 @@ export interface ProviderCapabilities {
    * control plane refuses any other policy with `UNSUPPORTED` instead of ignoring it.
    */
   readonly networkModes?: readonly NetworkMode[];
+  /**
+   * Whether the machine bind-mounts `DATA_DIR/homes/<home key>` as its live workspace (PRV-5):
+   * a checkpoint then reads the local home in place and a restore only prepares it before the
+   * machine starts; otherwise workspaces travel as tar streams.
+   */
+  readonly mountsHome: boolean;
+  /** Who must own a mounted home (the machine's unprivileged user); absent: the host's user. */
+  readonly homeOwner?: { readonly uid: number; readonly gid: number };
+  /**
+   * Which page browser serves this provider's computers when `BROWSER_PROVIDER` is unset
+   * (BRW-7): `sandbox` is the machine's own (`Sandbox.pageBrowser`), `fake` the in-process
+   * page emulator for machines without a real browser.
+   */
+  readonly defaultPageBrowser: "sandbox" | "fake";
 }
 
 // ---------------------------------------------------------------- network policy (issue 16)

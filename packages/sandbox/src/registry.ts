@@ -7,7 +7,7 @@ import type { ProviderKind, SandboxProvider } from "./provider.ts";
 import type { FakeProviderOptions } from "./providers/fake/fake-provider.ts";
 import { createFakeProvider } from "./providers/fake/fake-provider.ts";
 
-export interface ProviderConfigs {
+interface ProviderConfigs {
   fake: FakeProviderOptions;
   docker: DockerProviderConfig;
 }

@@ -19,7 +19,7 @@ export interface RpcDefinition<C extends RpcContract = RpcContract> {
   activity?(input: z.output<C["input"]>, outcome: RpcOutcome<z.input<C["output"]>>): RpcActivity;
 }
 
-export type RpcOutcome<O> =
+type RpcOutcome<O> =
   | { readonly ok: true; readonly result: O }
   | { readonly ok: false; readonly error: Error };
 

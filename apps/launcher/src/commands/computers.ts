@@ -3,8 +3,9 @@
  * `./rakazo computers --move-stopped`: hands stopped computers on another provider to the one
  * Rakazo runs on now (the running launcher's, else RAKAZO_PROVIDER resolved like start does).
  */
-import { providerFromEnv, type RuntimeEnv } from "@rakazo/config";
+import { providerSettings, type RuntimeEnv } from "@rakazo/config";
 import type { Logger } from "@rakazo/log";
+import { buildProvider } from "@rakazo/runtime";
 import { listAllComputers, moveStoppedComputers } from "@rakazo/services";
 import { dockerReady } from "../docker-probe.ts";
 import { alive, readState } from "../state.ts";
@@ -33,7 +34,7 @@ export async function computersCommand(env: RuntimeEnv, log: Logger, args: strin
             ) {
               return undefined;
             }
-            return providerFromEnv(env, kind);
+            return buildProvider(providerSettings(env, kind));
           },
         },
       ),

@@ -18,7 +18,7 @@ export async function tokenCommand(env: RuntimeEnv, log: Logger, args: string[])
   return 0;
 }
 
-export function option(args: string[], name: string): string | undefined {
+function option(args: string[], name: string): string | undefined {
   const at = args.indexOf(name);
   if (at >= 0) return args[at + 1];
   return args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);

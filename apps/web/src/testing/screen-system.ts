@@ -4,19 +4,24 @@
  * supervisor daemon on this host (`hostDaemonProvider`) or real Docker computers. Every log
  * line of API and web is captured in `logLines`.
  */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
 import type http from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import { createApiApp } from "@rakazo/api/app";
 import { computers } from "@rakazo/db";
-import { startPgBoss } from "@rakazo/jobs";
+import { createTestDatabase, type TestDatabase } from "@rakazo/db/testing";
+import { LocalAgentHomeStore, LocalKeyWrapper } from "@rakazo/homes";
 import { createLogger } from "@rakazo/log";
 import { registerLogSecret, registerSecretsIn } from "@rakazo/log/testing";
+import { createRuntime } from "@rakazo/runtime";
 import type { SandboxProvider } from "@rakazo/sandbox";
 import { generateScreenKeys, parseScreenKeys, type ScreenKeyring } from "@rakazo/screens";
 import { createUserWithSpace, type ServiceContext } from "@rakazo/services";
 import { eq } from "drizzle-orm";
-import { createTestDatabase, type TestDatabase } from "../../../../tests/support/database.ts";
 import { createAuthorityClient, type ScreenAuthority } from "../authority.ts";
 import { startWebServer, type WebServer } from "../server.ts";
 
@@ -41,20 +46,24 @@ export async function startScreenSystem(options: {
   const database: TestDatabase = await createTestDatabase();
   const logLines: string[] = [];
   const log = createLogger({ level: "debug", write: (line) => logLines.push(line) });
-  const { boss, queue } = await startPgBoss(database.url, { supervise: false, onError: () => undefined });
   const keys = generateScreenKeys("k1");
   const keyring = parseScreenKeys(keys);
   const serviceToken = `svc_${crypto.randomUUID().replaceAll("-", "")}`;
   registerLogSecret(keys.slice(keys.indexOf(":") + 1), "the screen master key");
   registerLogSecret(serviceToken, "the screen service token");
-  // Only what the screen verbs touch; homes and keys belong to other suites.
-  const ctx = {
+  const dataDir = await mkdtemp(join(tmpdir(), "rakazo-screens-"));
+  // The API's composition root; the web base URL is known once the web service listens.
+  const screens = { keyring, webBaseUrl: "http://127.0.0.1:0" };
+  const runtime = await createRuntime({
+    role: "api",
+    databaseUrl: database.url,
     db: database.db,
-    jobs: queue,
-    provider: options.provider,
     log,
-    screens: { keyring, webBaseUrl: "http://127.0.0.1:0" },
-  } as ServiceContext;
+    provider: options.provider,
+    homes: { store: new LocalAgentHomeStore({ dataDir }), keys: new LocalKeyWrapper(randomBytes(32)) },
+    screens,
+  });
+  const { ctx } = runtime;
   const app = createApiApp({ ctx, log, screenServiceToken: serviceToken });
   const api = await new Promise<http.Server>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, () => resolve(s as http.Server));
@@ -67,7 +76,7 @@ export async function startScreenSystem(options: {
     host: "127.0.0.1",
     port: 0,
   });
-  (ctx.screens as { webBaseUrl: string }).webBaseUrl = web.url;
+  screens.webBaseUrl = web.url;
   const rpc = async (name: string, body: unknown, token: string) => {
     const res = await fetch(`${apiUrl}/rpc/${name}`, {
       method: "POST",
@@ -119,8 +128,9 @@ export async function startScreenSystem(options: {
       await web.close();
       api.closeAllConnections();
       await new Promise<void>((resolve) => api.close(() => resolve()));
-      await boss.stop({ graceful: false, timeout: 2000 });
+      await runtime.close({ graceful: false, timeoutMs: 2_000 });
       await database.drop();
+      await rm(dataDir, { recursive: true, force: true });
     },
   };
 }

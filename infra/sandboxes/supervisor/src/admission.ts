@@ -21,7 +21,7 @@ export interface CgroupSample {
   readonly cpuPressure: number | null;
 }
 
-export interface DesktopCost {
+interface DesktopCost {
   readonly memoryBytes: number;
   readonly pids: number;
 }
@@ -77,11 +77,7 @@ export function headroomVerdict(
 }
 
 /** How much is missing for one more desktop (0 = enough), per bounded resource. */
-export function shortfall(
-  sample: CgroupSample | null,
-  policy: AdmissionPolicy,
-  starting: number,
-): DesktopCost {
+function shortfall(sample: CgroupSample | null, policy: AdmissionPolicy, starting: number): DesktopCost {
   if (!sample) return { memoryBytes: 0, pids: 0 };
   const memoryNeed = (starting + 1) * policy.desktop.memoryBytes + policy.floor.memoryBytes;
   const pidsNeed = (starting + 1) * policy.desktop.pids + policy.floor.pids;

@@ -17,7 +17,7 @@ import { RfbViewFilter } from "./rfb-filter.ts";
 import { ClientFrameParser, frameHeader, OPCODE } from "./ws-frame.ts";
 
 /** Client bytes handled per event-loop turn (~1–2 ms of CPU even when every frame is 1 byte). */
-export const SLICE_BYTES = 8 * 1024;
+const SLICE_BYTES = 8 * 1024;
 
 export interface ClientInputOptions {
   readonly client: Duplex;

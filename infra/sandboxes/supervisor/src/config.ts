@@ -36,8 +36,8 @@ export interface SupervisorConfig {
   readonly egressRelay?: { readonly listen: string; readonly socket: string };
 }
 
-export const DEFAULT_RUN_DIR = "/run/rakazo";
-export const DEFAULT_WORKSPACE = "/home/user/rakazo-home";
+const DEFAULT_RUN_DIR = "/run/rakazo";
+const DEFAULT_WORKSPACE = "/home/user/rakazo-home";
 
 /** Splits `--name value` / `--name=value` flags from positional arguments. */
 export function parseFlags(argv: readonly string[]): { flags: Map<string, string>; positional: string[] } {

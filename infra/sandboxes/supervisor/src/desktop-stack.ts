@@ -11,7 +11,7 @@ import { encodePng, frameHash } from "./png.ts";
 import { chromiumArgv, PROFILE_SINGLETON_FILES, type StackPlan, x11vncArgv, xvfbArgv } from "./stack-argv.ts";
 import { captureDisplay } from "./x11-capture.ts";
 
-export interface Frame {
+interface Frame {
   readonly png: Buffer;
   readonly width: number;
   readonly height: number;

@@ -8,9 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createPageMethods, safeDownloadName } from "@rakazo/page-helper";
 import { createSupervisedPageBrowser, inProcessTransport } from "@rakazo/sandbox";
-import { runPageBrowserContract } from "@rakazo/sandbox/testing";
+import { requireTools, runPageBrowserContract } from "@rakazo/sandbox/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requireTools } from "../../../../tests/support/tools.ts";
 import { chromiumArgv, planStack } from "./stack-argv.ts";
 import { listeningSocketsOf } from "./testing/listening-sockets.ts";
 

@@ -9,7 +9,4 @@ export type {
   SlotInfoWire,
   SlotState,
   SupervisorAnswer,
-  SupervisorErrorCode,
-  SupervisorMethod,
-  WireSlotRef,
 } from "@rakazo/protocol";

@@ -17,7 +17,7 @@
  * every message, so a cut-text flood stalled the supervisor for seconds).
  */
 
-export const RFB_CLIENT = {
+const RFB_CLIENT = {
   SetPixelFormat: 0,
   SetEncodings: 2,
   FramebufferUpdateRequest: 3,
@@ -58,7 +58,7 @@ type Phase = "version" | "security" | "vncauth" | "init" | "messages" | "failed"
  * Length of the client message at the head of `buf`, or 0 when more bytes are needed to
  * know it, or -1 when the type is unknown or malformed.
  */
-export function clientMessageLength(buf: Buffer): number {
+function clientMessageLength(buf: Buffer): number {
   if (buf.length < 1) return 0;
   const type = buf[0] as number;
   const need = (n: number, then: () => number): number => (buf.length < n ? 0 : then());

@@ -4,8 +4,8 @@
  */
 import path from "node:path";
 
-export const SCREEN_WIDTH = 1280;
-export const SCREEN_HEIGHT = 800;
+const SCREEN_WIDTH = 1280;
+const SCREEN_HEIGHT = 800;
 
 export interface StackPlan {
   readonly index: number;

@@ -9,10 +9,9 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { commandTransport, createSupervisedDesktop, unixSocketTransport } from "@rakazo/sandbox";
+import { missingOrFail } from "@rakazo/sandbox/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSupervisedDesktop } from "../../../../packages/sandbox/src/supervised-desktop.ts";
-import { commandTransport, unixSocketTransport } from "../../../../packages/sandbox/src/supervisor-client.ts";
-import { missingOrFail } from "../../../../tests/support/tools.ts";
 
 const TOOLS = ["Xvfb", "x11vnc", "xdotool", "chromium"];
 const missing = missingOrFail("supervisor daemon on the host", TOOLS);

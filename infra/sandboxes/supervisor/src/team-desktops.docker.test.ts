@@ -19,18 +19,17 @@ import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Sandbox, SandboxProvider } from "../../../../packages/sandbox/src/provider.ts";
 import {
-  createDockerProvider,
-  type DockerDesktopContext,
-} from "../../../../packages/sandbox/src/providers/docker/index.ts";
-import {
+  commandTransport,
   createSupervisedDesktop,
+  createSupervisedScreens,
+  type Sandbox,
+  type SandboxProvider,
   type SupervisedDesktop,
-} from "../../../../packages/sandbox/src/supervised-desktop.ts";
-import { createSupervisedScreens } from "../../../../packages/sandbox/src/supervised-screens.ts";
-import { commandTransport, unixSocketTransport } from "../../../../packages/sandbox/src/supervisor-client.ts";
+  unixSocketTransport,
+} from "@rakazo/sandbox";
+import { createDockerProvider, type DockerDesktopContext } from "@rakazo/sandbox/docker";
+import { requireDocker } from "@rakazo/sandbox/testing";
 import {
   gatewayKeysFor,
   gatewayTicket,
@@ -38,12 +37,12 @@ import {
   mintScreenCapability,
   parseScreenKeys,
   type ScreenPolicy,
-} from "../../../../packages/screens/src/index.ts";
-import { requireDocker } from "../../../../tests/support/tools.ts";
+} from "@rakazo/screens";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TICKET_HEADER } from "./gateway-rules.ts";
 
 // Opt-in for a plain `vitest run` (it takes minutes); `./rakazo test` and CI=true always run it, and
-// then a missing engine or image fails under CI=true (tests/support/tools.ts).
+// then a missing engine or image fails under CI=true (@rakazo/sandbox/testing).
 const ENABLED =
   (process.env.VERIFY_DOCKER_TEAM_SCREENS === "1" || process.env.CI === "true") &&
   !(await requireDocker("team desktops (VER-4)")).skip;

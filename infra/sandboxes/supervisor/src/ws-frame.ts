@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 const GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 export const OPCODE = { continuation: 0, text: 1, binary: 2, close: 8, ping: 9, pong: 10 } as const;
 /** Larger client frames are refused (1009): a viewer's messages are tiny. */
-export const MAX_CLIENT_FRAME = 16 * 1024 * 1024;
+const MAX_CLIENT_FRAME = 16 * 1024 * 1024;
 
 export function acceptValue(key: string): string {
   return createHash("sha1")
@@ -25,7 +25,7 @@ export function validWebSocketKey(key: string | undefined): key is string {
 /** Longest server frame header (no mask): 2 + 8-byte extended length. */
 export const MAX_FRAME_HEADER = 10;
 
-export function frameHeaderLength(length: number): number {
+function frameHeaderLength(length: number): number {
   return length < 126 ? 2 : length < 65_536 ? 4 : 10;
 }
 
@@ -64,7 +64,7 @@ export function closeFrame(code: number, reason = ""): Buffer {
   return Buffer.concat([frameHeader(OPCODE.close, body.length), body]);
 }
 
-export interface ClientFrame {
+interface ClientFrame {
   readonly opcode: number;
   /** Set on the last piece of a frame whose FIN bit is set. */
   readonly fin: boolean;

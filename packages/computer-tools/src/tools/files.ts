@@ -5,9 +5,9 @@ import { fence } from "../session.ts";
 import { defineTool, mutate, type ToolFactory, text } from "./common.ts";
 
 /** The most text `read_file` hands the model. */
-export const READ_FILE_CHARS = 100_000;
+const READ_FILE_CHARS = 100_000;
 /** Attachments are capped like uploads (FIL-3). */
-export const MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024;
+const MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024;
 
 export const readFile: ToolFactory = (session) =>
   defineTool(

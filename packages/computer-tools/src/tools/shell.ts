@@ -4,7 +4,7 @@ import { fence } from "../session.ts";
 import { defineTool, mutate, shellLine, type ToolFactory, text } from "./common.ts";
 
 /** How much of each stream the model sees (the end, where errors are). */
-export const SHELL_OUTPUT_CHARS = 20_000;
+const SHELL_OUTPUT_CHARS = 20_000;
 
 export const shell: ToolFactory = (session) =>
   defineTool(

@@ -6,9 +6,9 @@
 import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildArchive, readAll } from "../archive.ts";
 import { isSandboxError, type SandboxErrorCode } from "../errors.ts";
 import type { Sandbox, SandboxDesktop, SandboxProvider } from "../provider.ts";
+import { buildArchive, readAll } from "./archive.ts";
 
 export interface ContractOptions {
   readonly name: string;

@@ -1,6 +1,16 @@
+export { buildArchive, readAll } from "./archive.ts";
 export { CONTRACT_TESTS, type ContractOptions, runSandboxProviderContract } from "./contract.ts";
+export { COMPUTER_IMAGE, dockerUnavailable } from "./docker.ts";
 export {
   PAGE_BROWSER_CONTRACT_TESTS,
   type PageBrowserContractOptions,
   runPageBrowserContract,
 } from "./page-browser-contract.ts";
+export {
+  dockerOptedOut,
+  missingOrFail,
+  missingTools,
+  requireDocker,
+  requireTools,
+  type SuiteGate,
+} from "./tools.ts";

@@ -5,7 +5,7 @@
  * - `fake`: an in-process page emulator per machine (no JavaScript; tests and fake computers);
  * - `emulator`: a headless Chromium the test runtime started (`ctx.headlessBrowsers`), driven by
  *   the same page methods as the computer's own browser, but never the live logged-in one.
- * Fake computers default to `fake`; everything else to `sandbox`.
+ * Unset, the provider's declared `capabilities.defaultPageBrowser` decides (the fake: `fake`).
  */
 import type {
   PageAction,
@@ -30,7 +30,7 @@ export const DOWNLOADS_DIR = "downloads";
 const emulators = new Map<string, PageBrowser>();
 
 export function defaultBrowserMode(ctx: Pick<ServiceContext, "provider">): BrowserProviderMode {
-  return ctx.provider.kind === "fake" ? "fake" : "sandbox";
+  return ctx.provider.capabilities.defaultPageBrowser;
 }
 
 /** Whether a computer of this provider can offer page tools under `mode`. */

@@ -10,7 +10,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../context.ts";
 import { checkpointUnlessInUse } from "../homes/after-runs.ts";
 import { checkpointComputerHome } from "../homes/checkpoint.ts";
-import { mountsHome } from "../homes/context.ts";
+import { providerMountsHome } from "../homes/context.ts";
 import { destroyComputerHome } from "../homes/destroy.ts";
 import { prepareComputerHome, restoreComputerHome } from "../homes/restore.ts";
 import { runRecoverJob, runUpdateJob } from "../operations/update.ts";
@@ -75,7 +75,7 @@ export async function runProvisionJob(
   }
   try {
     // PER-2: a machine that mounts its home gets it brought up to the stored revision first.
-    if (mountsHome(ctx.provider.kind)) await prepareComputerHome(ctx, { computer });
+    if (providerMountsHome(ctx)) await prepareComputerHome(ctx, { computer });
     const result = await ctx.provider.provision({
       computerId: computer.id,
       mode: computer.mode,
@@ -85,7 +85,7 @@ export async function runProvisionJob(
       network: networkOf(computer),
     });
     // A new or replacement machine imports the latest stored workspace before use (PER-2, PRV-3).
-    if (result.replaced && !mountsHome(ctx.provider.kind)) {
+    if (result.replaced && !providerMountsHome(ctx)) {
       await updateOperation(ctx, job.operationId, { stage: "restoring" });
       try {
         await restoreComputerHome(ctx, {

@@ -1,6 +1,7 @@
 /**
  * checkpointComputerHome (PER-2, PER-4, PER-7): saves the computer's workspace as the next
- * revision. Docker homes are read in place; other providers export a tar stream. The row's
+ * revision. Homes a provider mounts (`capabilities.mountsHome`) are read in place; other
+ * providers export a tar stream. The row's
  * `homeRevision` advances only through the store's `commit`, a conditional update on the
  * revision this checkpoint started from. Deferral while other bots hold leases is the caller's
  * decision (the job that calls this).
@@ -8,7 +9,7 @@
 import { computers } from "@rakazo/db";
 import { and, eq } from "drizzle-orm";
 import { viaProvider } from "../sandbox-errors.ts";
-import { type HomesContext, mountsHome } from "./context.ts";
+import { computerMountsHome, type HomesContext } from "./context.ts";
 import type { CheckpointSource } from "./deps.ts";
 import { dataKeyForStore } from "./keys.ts";
 
@@ -44,7 +45,7 @@ export async function checkpointComputerHome(
   }
   const ownMachine = computer.providerKind === ctx.provider.kind ? computer.providerRef : null;
   let source: CheckpointSource;
-  if (mountsHome(computer.providerKind)) {
+  if (computerMountsHome(ctx, computer)) {
     await input.quiesce?.();
     source = { kind: "local-dir" };
   } else {

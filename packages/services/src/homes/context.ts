@@ -4,12 +4,23 @@ import type { ServiceContext } from "../context.ts";
 export type HomesContext = ServiceContext;
 
 /**
- * Providers that bind-mount `DATA_DIR/homes/<home key>` as the live workspace (PRV-5): for
- * them the local home IS the workspace, a checkpoint reads it in place and a restore only
- * refreshes it before the machine starts.
+ * Whether this process's provider bind-mounts `DATA_DIR/homes/<home key>` as the live
+ * workspace (PRV-5), as its adapter declares in `capabilities.mountsHome`: then the local home
+ * IS the workspace, a checkpoint reads it in place and a restore only refreshes it before the
+ * machine starts. Never decided by provider kind, so a new adapter only declares it.
  */
-export const HOME_MOUNTING_PROVIDERS: ReadonlySet<string> = new Set(["docker"]);
+export function providerMountsHome(ctx: Pick<ServiceContext, "provider">): boolean {
+  return ctx.provider.capabilities.mountsHome;
+}
 
-export function mountsHome(providerKind: string): boolean {
-  return HOME_MOUNTING_PROVIDERS.has(providerKind);
+/**
+ * Whether `computer`'s workspace is the home its machine mounts: it is on this process's
+ * provider (a ref only ever goes back to its own kind) and that provider mounts homes. A
+ * computer still recorded on another provider is reached through exported archives only.
+ */
+export function computerMountsHome(
+  ctx: Pick<ServiceContext, "provider">,
+  computer: { readonly providerKind: string },
+): boolean {
+  return computer.providerKind === ctx.provider.kind && providerMountsHome(ctx);
 }

@@ -3,11 +3,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { computers, newId, spaces } from "@rakazo/db";
+import { createTestDatabase, type TestDatabase } from "@rakazo/db/testing";
 import { putRawObject, startTestS3Server, type TestS3Server } from "@rakazo/homes/testing";
 import { createFakeProvider } from "@rakazo/sandbox";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../../../tests/support/database.ts";
 import type { ServiceContext } from "../context.ts";
 import { isHomeStoreError, LocalKeyWrapper, ObjectAgentHomeStore } from "./deps.ts";
 import {

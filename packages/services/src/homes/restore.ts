@@ -8,7 +8,7 @@
 import type { Sandbox } from "@rakazo/sandbox";
 import type { ComputerRow } from "../computers/access.ts";
 import { viaProvider } from "../sandbox-errors.ts";
-import { type HomesContext, mountsHome } from "./context.ts";
+import { computerMountsHome, type HomesContext } from "./context.ts";
 import { dataKeyForStore } from "./keys.ts";
 
 /** Brings `DATA_DIR/homes/<home key>` up to the row's revision; returns its path. */
@@ -34,7 +34,7 @@ export async function restoreComputerHome(
   input: { computer: ComputerRow; sandbox: Sandbox },
 ): Promise<RestoreComputerHomeResult> {
   const { computer, sandbox } = input;
-  if (mountsHome(computer.providerKind) && computer.providerKind === ctx.provider.kind) {
+  if (computerMountsHome(ctx, computer)) {
     // The container mounts the home prepared before it started; nothing to copy.
     return { status: "mounted", revision: computer.homeRevision };
   }

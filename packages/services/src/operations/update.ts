@@ -24,7 +24,7 @@ import { sizingOf } from "../computers/sizing.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 import { checkpointComputerHome } from "../homes/checkpoint.ts";
-import { mountsHome } from "../homes/context.ts";
+import { providerMountsHome } from "../homes/context.ts";
 import { prepareComputerHome, restoreComputerHome } from "../homes/restore.ts";
 import { assertNotReserved } from "./reservation.ts";
 import { type OperationView, toOperationView } from "./view.ts";
@@ -104,7 +104,7 @@ async function bringUp(ctx: ServiceContext, job: Job, ref: string | null): Promi
   const computer = await load(ctx, job.computerId);
   if (!computer) throw new Error("computer is gone");
   await updateOperation(ctx, job.operationId, { stage: "provisioning" });
-  if (mountsHome(ctx.provider.kind)) await prepareComputerHome(ctx, { computer });
+  if (providerMountsHome(ctx)) await prepareComputerHome(ctx, { computer });
   const result = await ctx.provider.provision({
     computerId: computer.id,
     mode: computer.mode,
@@ -112,7 +112,7 @@ async function bringUp(ctx: ServiceContext, job: Job, ref: string | null): Promi
     ref,
     sizing: sizingOf(computer),
   });
-  if (result.replaced && !mountsHome(ctx.provider.kind)) {
+  if (result.replaced && !providerMountsHome(ctx)) {
     await updateOperation(ctx, job.operationId, { stage: "restoring" });
     await restoreComputerHome(ctx, {
       computer: { ...computer, providerKind: ctx.provider.kind, providerRef: result.ref },

@@ -5,11 +5,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { computers, newId } from "@rakazo/db";
+import { createTestDatabase, type TestDatabase } from "@rakazo/db/testing";
 import { silentLogger } from "@rakazo/log";
 import { createFakeProvider } from "@rakazo/sandbox";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../../../tests/support/database.ts";
 import { createUserWithSpace } from "../identity/bootstrap.ts";
 import { moveStoppedComputers } from "./move-stopped-computers.ts";
 

@@ -14,11 +14,11 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import Docker from "dockerode";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { requireDocker } from "../../../../../tests/support/tools.ts";
-import { buildArchive, readAll } from "../../archive.ts";
 import { isSandboxError } from "../../errors.ts";
 import type { SandboxProvider } from "../../provider.ts";
+import { buildArchive, readAll } from "../../testing/archive.ts";
 import { CONTRACT_TESTS, runSandboxProviderContract } from "../../testing/contract.ts";
+import { requireDocker } from "../../testing/tools.ts";
 import { computerSlug } from "./container-spec.ts";
 import { createDockerProvider } from "./docker-provider.ts";
 import { createSupervisedDockerProvider } from "./supervised.ts";
@@ -28,7 +28,7 @@ const LABEL_PREFIX = "rakazo-test";
 const docker = new Docker({ socketPath: "/var/run/docker.sock" });
 
 // Skipped locally where there is no Docker engine or no computer image; under CI=true that
-// fails instead (tests/support/tools.ts). CI starts the engine and builds the image first.
+// fails instead (@rakazo/sandbox/testing). CI starts the engine and builds the image first.
 const gate = await requireDocker("docker provider");
 
 const dataDirs: string[] = [];

@@ -114,6 +114,10 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     pageBrowser: options.pageBrowser !== undefined,
     terminal: false,
     billsWhileRunning: false,
+    // The container mounts DATA_DIR/homes/<home key> and runs as the workspace user (PRV-5).
+    mountsHome: true,
+    homeOwner: { uid: WORKSPACE_UID, gid: WORKSPACE_GID },
+    defaultPageBrowser: "sandbox",
     networkModes: ["none", "egress", "allowlist"],
   };
   const egress = createEgressContainers({

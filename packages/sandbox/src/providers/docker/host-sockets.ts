@@ -30,7 +30,7 @@ import { join } from "node:path";
 import { SandboxError } from "../../errors.ts";
 
 /** The sockets the host connects to; nothing else in a run dir is ever resolved by the host. */
-export const HOST_SOCKETS = ["supervisor.sock", "gateway.sock"] as const;
+const HOST_SOCKETS = ["supervisor.sock", "gateway.sock"] as const;
 export type HostSocketName = (typeof HOST_SOCKETS)[number];
 
 /** The run dir's child that is bind-mounted into the computer (its `/run/rakazo`). */

@@ -16,16 +16,16 @@ import type { EgressRules } from "./egress-proxy/decide.ts";
 export const EGRESS_DIR = "/run/rakazo-egress";
 export const EGRESS_SOCKET = `${EGRESS_DIR}/proxy.sock`;
 /** The in-computer relay's loopback listener (the supervisor's, see egress-relay.ts there). */
-export const EGRESS_LISTEN = "127.0.0.1:3128";
+const EGRESS_LISTEN = "127.0.0.1:3128";
 export const EGRESS_PROXY_URL = `http://${EGRESS_LISTEN}`;
 /** The proxy runs as `nobody`, a uid no computer process has. */
 export const EGRESS_PROXY_UID = 65534;
 /** `<runDir>/egress`: host-made, owned by the proxy's uid; never writable by the computer. */
 export const EGRESS_SIDE = "egress";
 /** Where the proxy's sources (this folder's egress-proxy/) are mounted read-only. */
-export const EGRESS_SOURCE_DIR = "/opt/rakazo-egress";
+const EGRESS_SOURCE_DIR = "/opt/rakazo-egress";
 export const DEFAULT_EGRESS_NETWORK = "rakazo-egress";
-export const EGRESS_MEMORY_BYTES = 128 * 1024 ** 2;
+const EGRESS_MEMORY_BYTES = 128 * 1024 ** 2;
 
 /** A label value that changes whenever the policy does: a container with another one is replaced. */
 export function networkFingerprint(policy: NetworkPolicy | undefined): string {

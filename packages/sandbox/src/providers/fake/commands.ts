@@ -3,7 +3,7 @@
  * tests that exec commands. Anything else exits 127, as a real shell would.
  */
 import { mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
-import { join, relative, resolve } from "node:path";
+import { relative, resolve } from "node:path";
 
 export interface FakeCommandContext {
   readonly workspace: string;
@@ -122,8 +122,4 @@ export async function runFakeCommand(argv: readonly string[], ctx: FakeCommandCo
     return 127;
   }
   return command(args, ctx);
-}
-
-export function workspaceJoin(workspace: string, rel: string): string {
-  return rel === "" ? workspace : join(workspace, rel);
 }

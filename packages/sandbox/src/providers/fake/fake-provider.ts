@@ -38,6 +38,11 @@ export interface FakeProviderOptions {
   readonly rootDir: string;
   /** Caps simultaneous desktops like `SANDBOX_TEAM_SCREEN_LIMIT` (0 = no cap). */
   readonly screenLimit?: number;
+  /**
+   * Declares `capabilities.mountsHome` (default false: workspaces travel as tar streams). The
+   * fake never mounts anything; tests set it to check that services follow the declaration.
+   */
+  readonly mountsHome?: boolean;
 }
 
 interface FakeDesktopState {
@@ -96,6 +101,8 @@ export function createFakeProvider(options: FakeProviderOptions): SandboxProvide
       pageBrowser: false,
       terminal: false,
       billsWhileRunning: false,
+      mountsHome: options.mountsHome ?? false,
+      defaultPageBrowser: "fake",
       // The fake has no network at all; it accepts every policy so the control plane (create,
       // setNetwork, the view) can be tested, and the Docker suite tests enforcement (issue 16).
       networkModes: ["none", "egress", "allowlist"],

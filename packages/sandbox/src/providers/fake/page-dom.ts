@@ -39,7 +39,7 @@ export interface Doc {
  * What counts as interactive: the same selector the real browser's page helper uses
  * (infra/sandboxes/supervisor/src/page/helper.ts), so both list the same elements.
  */
-export const INTERACTIVE =
+const INTERACTIVE =
   "a[href],button,input:not([type=hidden]),select,textarea,summary,iframe,frame,[role=button],[role=link]," +
   "[role=checkbox],[role=tab],[role=menuitem],[role=textbox],[contenteditable=''],[contenteditable=true]";
 
@@ -56,7 +56,7 @@ const HIDDEN_TEXT = new Set([
 const BLOCK =
   /^(P|DIV|LI|TR|H[1-6]|SECTION|ARTICLE|HEADER|FOOTER|FORM|TABLE|UL|OL|BR|LABEL|MAIN|NAV|BUTTON|A)$/;
 const TEXT_TYPES = ["text", "password", "email", "search", "tel", "url", "number", "date", ""];
-export const MASKED_VALUE = "••••";
+const MASKED_VALUE = "••••";
 
 export function parsePage(html: string): El {
   return parseHTML(html).document as unknown as El;
@@ -66,7 +66,7 @@ const tag = (el: El) => el.tagName.toLowerCase();
 const typeOf = (el: El) => (el.getAttribute("type") ?? "").toLowerCase();
 
 /** Not rendered: `hidden`, or an inline `display:none` / `visibility:hidden` on it or above. */
-export function isHidden(el: El): boolean {
+function isHidden(el: El): boolean {
   for (let p: El | null = el; p; p = parentOf(p)) {
     if (p.hasAttribute("hidden")) return true;
     const style = (p.getAttribute("style") ?? "").replace(/\s+/g, "").toLowerCase();
@@ -105,7 +105,7 @@ export function isTextField(el: El): boolean {
   return tag(el) === "input" && TEXT_TYPES.includes(typeOf(el));
 }
 
-export function roleOf(el: El): string {
+function roleOf(el: El): string {
   const explicit = el.getAttribute("role");
   if (explicit) return explicit;
   const type = typeOf(el) || "text";
@@ -131,7 +131,7 @@ export function roleOf(el: El): string {
   return tag(el);
 }
 
-export function nameOf(doc: Doc, el: El): string {
+function nameOf(doc: Doc, el: El): string {
   const aria = el.getAttribute("aria-label");
   if (aria) return aria;
   const labelledBy = el.getAttribute("aria-labelledby");

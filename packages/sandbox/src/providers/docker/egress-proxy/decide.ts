@@ -13,9 +13,9 @@
  */
 import { BlockList, isIP } from "node:net";
 
-export type EgressMode = "egress" | "allowlist";
+type EgressMode = "egress" | "allowlist";
 
-export interface EgressAllowEntry {
+interface EgressAllowEntry {
   /** A DNS name (`example.com`), a wildcard (`*.example.com`: subdomains only) or an IP literal. */
   readonly host: string;
   /** Absent: 80 and 443. */
@@ -31,7 +31,7 @@ export interface EgressRules {
   readonly hostDeny: readonly string[];
 }
 
-export const DEFAULT_ALLOW_PORTS: readonly number[] = [80, 443];
+const DEFAULT_ALLOW_PORTS: readonly number[] = [80, 443];
 
 export type AddressClass =
   | "public"
@@ -95,7 +95,7 @@ const RESERVED = blocks([
 ]);
 
 /** `::ffff:10.0.0.1` is 10.0.0.1: mapped addresses are judged as the IPv4 address they carry. */
-export function unmapped(address: string): string {
+function unmapped(address: string): string {
   const match = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   return match ? (match[1] as string) : address;
 }

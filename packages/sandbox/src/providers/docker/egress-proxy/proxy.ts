@@ -19,7 +19,7 @@ import {
   permittedAddresses,
 } from "./decide.ts";
 
-export type Resolve = (host: string) => Promise<string[]>;
+type Resolve = (host: string) => Promise<string[]>;
 
 export interface EgressProxyOptions {
   readonly rules: EgressRules;

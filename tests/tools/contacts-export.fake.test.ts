@@ -2,13 +2,16 @@
 // emulator (`BROWSER_PROVIDER=fake`) and on a headless Chromium the test runtime starts
 // (`BROWSER_PROVIDER=emulator`, BRW-7). The Docker Chromium variant runs the same scenario module.
 import { existsSync } from "node:fs";
+import {
+  type ContactsApp,
+  expectContactsExportRecorded,
+  runContactsExportScenario,
+  startContactsApp,
+} from "@rakazo/computer-tools/testing";
+import { type BrowserProviderMode, resolveForBot } from "@rakazo/services";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HEADLESS_CHROMIUM } from "../../../tests/support/headless-browser.ts";
-import { createTestSystem, runningComputer, type TestSystem } from "../../../tests/support/system.ts";
-import { type ContactsApp, startContactsApp } from "./scenarios/contacts-app.ts";
-import { expectContactsExportRecorded } from "./scenarios/contacts-export.expect.ts";
-import { runContactsExportScenario } from "./scenarios/contacts-export.ts";
-import { type BrowserProviderMode, resolveForBot } from "./services-internal.ts";
+import { HEADLESS_CHROMIUM } from "../support/headless-browser.ts";
+import { createTestSystem, runningComputer, type TestSystem } from "../support/system.ts";
 
 // Under CI a missing Chromium fails the emulator case instead of skipping it.
 const noChromium = !existsSync(HEADLESS_CHROMIUM) && process.env.CI !== "true";

@@ -2,15 +2,18 @@
 // scripted faux model) through the API test system with the Docker provider. The page tools drive
 // the bot's visible Chromium through the supervisor's page methods; the contacts app runs INSIDE
 // the computer (containers have no network), started through exec.
+
+import {
+  contactsAppScript,
+  expectContactsExportRecorded,
+  runContactsExportScenario,
+} from "@rakazo/computer-tools/testing";
 import { createProvider, type Sandbox } from "@rakazo/sandbox";
+import { resolveForBot } from "@rakazo/services";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COMPUTER_IMAGE } from "../../../tests/support/docker.ts";
-import { createTestSystem, runningComputer, type TestSystem } from "../../../tests/support/system.ts";
-import { requireDocker } from "../../../tests/support/tools.ts";
-import { contactsAppScript } from "./scenarios/contacts-app.ts";
-import { expectContactsExportRecorded } from "./scenarios/contacts-export.expect.ts";
-import { runContactsExportScenario } from "./scenarios/contacts-export.ts";
-import { resolveForBot } from "./services-internal.ts";
+import { COMPUTER_IMAGE } from "../support/docker.ts";
+import { createTestSystem, runningComputer, type TestSystem } from "../support/system.ts";
+import { requireDocker } from "../support/tools.ts";
 
 const APP_PORT = 8765;
 const APP_URL = `http://127.0.0.1:${APP_PORT}/`;

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { ScreenGateway } from "@rakazo/supervisor/gateway";
-import { serverInit, startFakeRfb } from "../../../../infra/sandboxes/supervisor/src/testing/fake-rfb.ts";
+import { serverInit, startFakeRfb } from "@rakazo/supervisor/testing/fake-rfb";
 import { BLAST_BYTES } from "./constants.ts";
 
 const [mode, dir] = process.argv.slice(2) as [string, string];

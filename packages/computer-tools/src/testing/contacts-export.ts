@@ -17,8 +17,7 @@ import { type AgentTaskOutcome, runAgentTask } from "../agent-session.ts";
 import type { ToolSession } from "../session.ts";
 
 export const SUMMARY_PATH = "reports/contacts-summary.md";
-export const TASK =
-  "Export the contacts from the contacts app as CSV, check the file, and write a short summary.";
+const TASK = "Export the contacts from the contacts app as CSV, check the file, and write a short summary.";
 
 function lastToolText(context: Context): string {
   const last = [...context.messages].reverse().find((m) => m.role === "toolResult");

@@ -7,7 +7,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 
-export const CONTACTS = [
+const CONTACTS = [
   { name: "Ada Lovelace", email: "ada@example.test", company: "Analytical" },
   { name: "Grace Hopper", email: "grace@example.test", company: "COBOL Inc" },
   { name: "Alan Turing", email: "alan@example.test", company: "Bletchley" },
@@ -22,7 +22,7 @@ export function contactsCsv(): string {
  * serialized with Function#toString into the in-computer script, so it may use only its
  * arguments.
  */
-export function contactsHandler(
+function contactsHandler(
   contacts: readonly { name: string; email: string; company: string }[],
   csv: string,
   onExport: () => void,

@@ -1,17 +1,18 @@
 // TOOL-2, TOOL-3, TOOL-4 and CMP-3 through the real tools on the fake computer and real Postgres.
 import type { AgentTool } from "@mariozechner/pi-agent-core";
+import type { ToolSession } from "@rakazo/computer-tools";
+import { createComputerTools } from "@rakazo/computer-tools";
 import type { SandboxProvider } from "@rakazo/sandbox";
-import { acquireExecutionLease, revokeExecutionLease, type ServiceContext } from "@rakazo/services";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  createTestSystem,
-  eventually,
-  runningComputer,
-  type TestSystem,
-} from "../../../tests/support/system.ts";
-import { type ActivityEvent, listActivity, startActivityFeed } from "./services-internal.ts";
-import type { ToolSession } from "./session.ts";
-import { createComputerTools } from "./toolset.ts";
+  type ActivityEvent,
+  acquireExecutionLease,
+  listActivity,
+  revokeExecutionLease,
+  type ServiceContext,
+  startActivityFeed,
+} from "@rakazo/services";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestSystem, eventually, runningComputer, type TestSystem } from "../support/system.ts";
 
 let system: TestSystem;
 

@@ -1,8 +1,25 @@
 import { randomBytes } from "node:crypto";
-import { connectDatabase, type Database } from "@rakazo/db";
+/**
+ * Test databases for the integration project: `tests/setup/postgres.ts` (the project's global
+ * setup) migrates a template once per run and provides its name; each test file clones it.
+ */
 import postgres from "postgres";
 import { inject } from "vitest";
-import { databaseUrl } from "../setup/postgres.ts";
+import { connectDatabase, type Database } from "../client.ts";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    testDatabaseAdminUrl: string;
+    testDatabaseTemplate: string;
+  }
+}
+
+/** `adminUrl` pointed at another database on the same server. */
+export function databaseUrl(adminUrl: string, database: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
 
 export interface TestDatabase {
   readonly url: string;

@@ -23,7 +23,7 @@ import {
   sealCapability,
 } from "@rakazo/protocol/capability";
 import WebSocket from "ws";
-import { BLAST_BYTES } from "./bench/constants.ts";
+import { BLAST_BYTES } from "./constants.ts";
 
 export interface BenchRow {
   readonly name: string;
@@ -39,13 +39,9 @@ const SERVER_HANDSHAKE = 12 + 2 + 4 + 24 + 4;
 const ROUNDS = 2000;
 
 function startPeer(mode: string, dir: string): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [fileURLToPath(new URL("./bench/peer.ts", import.meta.url)), mode, dir],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
+  const child = spawn(process.execPath, [fileURLToPath(new URL("./peer.ts", import.meta.url)), mode, dir], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   return new Promise((resolve, reject) => {
     child.stdout?.once("data", () => resolve(child));
     child.once("exit", (code) => reject(new Error(`${mode} peer exited ${code}`)));

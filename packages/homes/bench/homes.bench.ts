@@ -14,9 +14,9 @@ import { pipeline } from "node:stream/promises";
 import { DeleteObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { extractArchive, packDirectory } from "@rakazo/sandbox";
-import { DEFAULT_PART_SIZE, DEFAULT_UPLOAD_QUEUE, ObjectAgentHomeStore } from "./object-store.ts";
-import { createSealStream, createUnsealStream } from "./seal.ts";
-import { startTestS3Server } from "./testing/s3-server.ts";
+import { DEFAULT_PART_SIZE, DEFAULT_UPLOAD_QUEUE, ObjectAgentHomeStore } from "../src/object-store.ts";
+import { createSealStream, createUnsealStream } from "../src/seal.ts";
+import { startTestS3Server } from "../src/testing/s3-server.ts";
 
 export interface BenchRow {
   name: string;

@@ -1,0 +1,1 @@
+export { createTestDatabase, databaseUrl, type TestDatabase } from "./database.ts";

@@ -1,0 +1,92 @@
+/**
+ * The one composition root (issue 13, ARCH-4): API and worker, parsing their own environment
+ * slices, get the same ServiceContext from one environment.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseApiEnv, parseWorkerEnv } from "@rakazo/config";
+import { createTestDatabase, type TestDatabase } from "@rakazo/db/testing";
+import { createLogger } from "@rakazo/log";
+import { systemRunHooks } from "@rakazo/services";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRuntime, type Runtime } from "./create-runtime.ts";
+import { runtimeConfigFromEnv } from "./from-env.ts";
+
+let database: TestDatabase;
+let dataDir: string;
+const opened: Runtime[] = [];
+const log = createLogger({ level: "error", write: () => {} });
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  dataDir = await mkdtemp(join(tmpdir(), "rakazo-runtime-"));
+});
+afterAll(async () => {
+  for (const runtime of opened) await runtime.close({ graceful: false, timeoutMs: 2_000 });
+  await database?.drop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+async function both(env: Record<string, string>): Promise<{ api: Runtime; worker: Runtime }> {
+  const api = await createRuntime({
+    ...runtimeConfigFromEnv(parseApiEnv(env), { role: "api", log }),
+    migrate: false,
+  });
+  opened.push(api);
+  const worker = await createRuntime({
+    ...runtimeConfigFromEnv(parseWorkerEnv(env), { role: "worker", log }),
+    migrate: false,
+  });
+  opened.push(worker);
+  return { api, worker };
+}
+
+describe("createRuntime", () => {
+  it("builds the same context for the API and the worker from one environment", async () => {
+    const env = {
+      DATABASE_URL: database.url,
+      DATA_DIR: dataDir,
+      RAKAZO_PROVIDER: "fake",
+      RAKAZO_COMPUTER_MEMORY_MIB: "2048",
+      AGENT_MODEL: "openrouter:test/model",
+      // Variables of the other app's slice do not change what the context holds.
+      WORKER_POLL_SECONDS: "2",
+      SCREEN_URL_MAX_TTL_SECONDS: "600",
+    };
+    const { api, worker } = await both(env);
+    const shape = (r: Runtime) => ({
+      provider: { kind: r.ctx.provider.kind, capabilities: r.ctx.provider.capabilities },
+      homes: r.ctx.homes.kind,
+      keyId: r.ctx.keys.keyId,
+      sizing: r.ctx.sizing,
+      agentModel: r.ctx.agentModel,
+      runHooks: r.ctx.runHooks,
+      keys: Object.keys(r.ctx).sort(),
+    });
+    expect(shape(worker)).toEqual(shape(api));
+    expect(api.ctx.runHooks).toBe(systemRunHooks);
+    expect(api.ctx.sizing?.defaults.memoryMib).toBe(2048);
+    // One master key (generated once into DATA_DIR): what the API wraps, the worker unwraps.
+    const wrapped = await api.ctx.keys.wrap(randomBytes(32), "space:spc_x");
+    await expect(worker.ctx.keys.unwrap(wrapped, "space:spc_x")).resolves.toHaveLength(32);
+    // Both reach the same machines: one provisioned by the API is running for the worker.
+    const machine = await api.ctx.provider.provision({
+      computerId: "cmp_rt",
+      mode: "team",
+      homeKey: "home_rt",
+    });
+    expect(await worker.ctx.provider.status(machine.ref)).toBe("running");
+  });
+
+  it("an unresolved RAKAZO_PROVIDER=auto stops the process instead of becoming fake", async () => {
+    const env = { DATABASE_URL: database.url, DATA_DIR: dataDir, RAKAZO_PROVIDER: "auto" };
+    expect(() => runtimeConfigFromEnv(parseApiEnv(env), { role: "api", log })).toThrow(
+      /RAKAZO_PROVIDER=auto is unresolved/,
+    );
+    expect(() => runtimeConfigFromEnv(parseWorkerEnv(env), { role: "worker", log })).toThrow(
+      /RAKAZO_PROVIDER=docker or RAKAZO_PROVIDER=fake/,
+    );
+  });
+});
