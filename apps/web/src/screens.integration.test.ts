@@ -39,7 +39,7 @@ describe.skipIf(missing.length > 0)(
   () => {
     const root = mkdtempSync(path.join(os.tmpdir(), "rkz-web-it-"));
     const runDir = path.join(root, "run");
-    const displayBase = 500 + Math.floor(Math.random() * 150);
+    const displayBase = 500 + Math.floor(Math.random() * 140);
     const flags = [
       `--run-dir=${runDir}`,
       `--workspace=${path.join(root, "home")}`,

@@ -39,7 +39,7 @@ describe.skipIf(missing.length > 0)(
   () => {
     const root = mkdtempSync(path.join(os.tmpdir(), "rkz-lease-it-"));
     const runDir = path.join(root, "run");
-    const displayBase = 650 + Math.floor(Math.random() * 100);
+    const displayBase = 650 + Math.floor(Math.random() * 90);
     const flags = [
       `--run-dir=${runDir}`,
       `--workspace=${path.join(root, "home")}`,

@@ -11,7 +11,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { commandTransport, createSupervisedDesktop, unixSocketTransport } from "@rakazo/sandbox";
 import { missingOrFail } from "@rakazo/sandbox/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
 const TOOLS = ["Xvfb", "x11vnc", "xdotool", "chromium"];
 const missing = missingOrFail("supervisor daemon on the host", TOOLS);
@@ -35,8 +35,10 @@ describe.skipIf(missing.length > 0)(
     const root = mkdtempSync(path.join(os.tmpdir(), "rakazo-supervisor-it-"));
     const runDir = path.join(root, "run");
     const workspace = path.join(root, "home");
-    // A display range nobody else on a shared host is likely to use.
-    const displayBase = 700 + Math.floor(Math.random() * 200);
+    // Host suites that start desktops run in parallel and share /tmp/.X11-unix, so each takes a
+    // display range of its own: gateway-flood 300–449, screens 500–649, screens.lease 650–749,
+    // this one 750–949 (two displays each).
+    const displayBase = 750 + Math.floor(Math.random() * 190);
     const flags = [
       `--run-dir=${runDir}`,
       `--workspace=${workspace}`,
@@ -65,6 +67,13 @@ describe.skipIf(missing.length > 0)(
       const health = await exec([process.execPath, path.join(here, "cli.ts"), "health", "{}"]);
       expect(health.exitCode, health.stdout + health.stderr).toBe(0);
     }, 30_000);
+
+    // A failure inside the daemon (e.g. a teardown that left a process) is only in its own log.
+    afterEach((context) => {
+      if (context.task.result?.state !== "fail") return;
+      const log = path.join(runDir, "supervisor.log");
+      if (existsSync(log)) console.error(`supervisor.log:\n${readFileSync(log, "utf8").slice(-4000)}`);
+    });
 
     afterAll(async () => {
       const pidFile = path.join(runDir, "supervisor.pid");
