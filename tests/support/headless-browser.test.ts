@@ -1,13 +1,16 @@
 // BRW-7: the test runtime's `BROWSER_PROVIDER=emulator` browsers keep the PageBrowser contract.
-import { existsSync } from "node:fs";
-import { runPageBrowserContract } from "@rakazo/sandbox/testing";
+import { requireTools, runPageBrowserContract } from "@rakazo/sandbox/testing";
 import { it } from "vitest";
 import { HEADLESS_CHROMIUM, type HeadlessBrowserRuntime, startHeadlessBrowsers } from "./headless-browser.ts";
 
 let runtime: HeadlessBrowserRuntime | undefined;
 
-if (!existsSync(HEADLESS_CHROMIUM) && process.env.CI !== "true") {
-  it.skip(`needs ${HEADLESS_CHROMIUM} (apt-get install chromium)`, () => {});
+// The shared gate: a missing Chromium skips here with the reason in the title, and fails under CI=true.
+const gate = requireTools("BROWSER_PROVIDER=emulator (headless Chromium of the test runtime)", [
+  HEADLESS_CHROMIUM,
+]);
+if (gate.skip) {
+  it.skip(gate.title, () => {});
 } else {
   runPageBrowserContract({
     name: "BROWSER_PROVIDER=emulator (headless Chromium of the test runtime)",
