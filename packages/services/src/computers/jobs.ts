@@ -6,7 +6,7 @@
 import { computers } from "@rakazo/db";
 import type { JobContext, JobHandlers } from "@rakazo/jobs";
 import { isSandboxError } from "@rakazo/sandbox";
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { ServiceContext } from "../context.ts";
 import { checkpointUnlessInUse } from "../homes/after-runs.ts";
 import { checkpointComputerHome } from "../homes/checkpoint.ts";
@@ -14,6 +14,7 @@ import { providerMountsHome } from "../homes/context.ts";
 import { destroyComputerHome } from "../homes/destroy.ts";
 import { prepareComputerHome, restoreComputerHome } from "../homes/restore.ts";
 import { runRecoverJob, runUpdateJob } from "../operations/update.ts";
+import { markRunningIfProvisioning } from "./mark-running.ts";
 import { networkOf } from "./network.ts";
 import { beginOperation, updateOperation } from "./operations.ts";
 import { sizingOf } from "./sizing.ts";
@@ -97,19 +98,7 @@ export async function runProvisionJob(
         throw error;
       }
     }
-    const [updated] = await ctx.db
-      .update(computers)
-      // Coming up is activity: the idle timer starts now, not at the last use before a stop.
-      .set({
-        providerKind: ctx.provider.kind,
-        providerRef: result.ref,
-        state: "running",
-        lastError: null,
-        lastActivityAt: sql`now()`,
-      })
-      .where(and(eq(computers.id, computer.id), eq(computers.state, "provisioning")))
-      .returning({ id: computers.id });
-    if (!updated) {
+    if (!(await markRunningIfProvisioning(ctx, computer.id, result.ref))) {
       // Deleted (or otherwise moved on) while we provisioned: leave no orphaned machine.
       await ctx.provider.destroy(result.ref);
       await updateOperation(ctx, job.operationId, {

@@ -14,6 +14,7 @@ import { computerOperations, computers } from "@rakazo/db";
 import type { JobContext } from "@rakazo/jobs";
 import { and, eq, sql } from "drizzle-orm";
 import { requireComputer } from "../computers/access.ts";
+import { markRunningIfProvisioning } from "../computers/mark-running.ts";
 import {
   beginOperation,
   enqueueOperation,
@@ -119,18 +120,7 @@ async function bringUp(ctx: ServiceContext, job: Job, ref: string | null): Promi
       sandbox: ctx.provider.sandbox(result.ref),
     });
   }
-  const [updated] = await ctx.db
-    .update(computers)
-    .set({
-      providerKind: ctx.provider.kind,
-      providerRef: result.ref,
-      state: "running",
-      lastError: null,
-      lastActivityAt: sql`now()`,
-    })
-    .where(and(eq(computers.id, computer.id), eq(computers.state, "provisioning")))
-    .returning({ id: computers.id });
-  if (!updated) {
+  if (!(await markRunningIfProvisioning(ctx, computer.id, result.ref))) {
     await ctx.provider.destroy(result.ref);
     throw new Error("computer changed during the operation");
   }
