@@ -8,7 +8,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { ConfigError, parseRuntimeEnv } from "@rakazo/config";
+import { ConfigError, hostSupervisorBundle, parseRuntimeEnv } from "@rakazo/config";
 import { migrateDatabase } from "@rakazo/db";
 import { createLogger } from "@rakazo/log";
 import { Children } from "./children.ts";
@@ -16,7 +16,13 @@ import { createConsole } from "./console.ts";
 import { dockerReady } from "./docker-probe.ts";
 import { loadDotEnv } from "./dotenv.ts";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./embedded-postgres.ts";
-import { assertDockerUsable, assertNotRunning, assertPortsFree, type PortNeed } from "./preflight.ts";
+import {
+  assertDockerUsable,
+  assertNotRunning,
+  assertPortsFree,
+  type PortNeed,
+  prepareHostProvider,
+} from "./preflight.ts";
 import { reportOtherProviderComputers } from "./provider-switch.ts";
 import { readyBanner } from "./ready.ts";
 import { screenSecrets } from "./screen-secrets.ts";
@@ -103,6 +109,8 @@ async function start(): Promise<void> {
     }
   } else {
     if (provider === "docker") await assertDockerUsable(env.DOCKER_SOCKET, env.RAKAZO_COMPUTER_IMAGE);
+    // Never chosen by `auto`: computers on this machine's own user are opted into explicitly.
+    if (provider === "host") prepareHostProvider(hostSupervisorBundle(env));
     log.info("provider.selected", { provider, reason: "RAKAZO_PROVIDER" });
   }
 

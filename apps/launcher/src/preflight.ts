@@ -1,9 +1,12 @@
 /**
  * Start-up checks that name the cause before anything is started: another launcher on this
  * DATA_DIR, a busy port (which one, and the setting that moves it), an explicit Docker provider
- * without its engine or image.
+ * without its engine or image, an explicit host provider without its desktop tools.
  */
+import { spawnSync } from "node:child_process";
 import { createServer } from "node:net";
+import { basename, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
 import { dockerReady } from "./docker-probe.ts";
 import { StartupError } from "./startup-error.ts";
 import { alive, readState } from "./state.ts";
@@ -52,6 +55,35 @@ export async function assertDockerUsable(socketPath: string, image: string): Pro
     throw new StartupError(
       `RAKAZO_PROVIDER=docker, but ${docker.reason}. Engine: bash scripts/docker-engine.sh; ` +
         "image: bash infra/sandboxes/image/build.sh. Or set RAKAZO_PROVIDER=auto to fall back to the fake provider.",
+    );
+  }
+}
+
+/** What the host provider (PRV-6) runs on this machine: the distribution's desktop tools. */
+export const HOST_PROVIDER_TOOLS = ["Xvfb", "chromium", "x11vnc", "xdotool", "unshare", "nsenter", "ip"] as const;
+
+function onPath(tool: string): boolean {
+  return spawnSync("sh", ["-c", `command -v "${tool}"`]).status === 0;
+}
+
+/**
+ * `RAKAZO_PROVIDER=host`: the desktop tools must be installed, and the supervisor bundle is
+ * staged where the provider runs it from (the same file the computer image ships).
+ */
+export function prepareHostProvider(bundle: string): void {
+  const missing = HOST_PROVIDER_TOOLS.filter((tool) => !onPath(tool));
+  if (missing.length > 0) {
+    throw new StartupError(
+      `RAKAZO_PROVIDER=host, but ${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} not installed ` +
+        "(Debian/Ubuntu: apt-get install xvfb chromium x11vnc xdotool util-linux iproute2).",
+    );
+  }
+  const buildSh = fileURLToPath(new URL("../../../infra/sandboxes/image/build.sh", import.meta.url));
+  const staged = spawnSync("bash", [buildSh, "--stage-supervisor", dirname(bundle)], { encoding: "utf8" });
+  if (staged.status !== 0 || basename(bundle) !== "supervisor.mjs") {
+    throw new StartupError(
+      `RAKAZO_PROVIDER=host: could not stage the supervisor bundle at ${bundle} ` +
+        `(it must be named supervisor.mjs): ${(staged.stderr ?? "").trim()}`,
     );
   }
 }

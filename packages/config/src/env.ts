@@ -26,7 +26,12 @@ const coreShape = {
 
 /** The computer backend and its deployment sizes (API and worker build the same provider). */
 const providerShape = {
-  RAKAZO_PROVIDER: z.enum(["auto", "fake", "docker"]).default("auto"),
+  RAKAZO_PROVIDER: z.enum(["auto", "fake", "docker", "host"]).default("auto"),
+  /** Host provider (PRV-6): the staged supervisor bundle; default DATA_DIR/host/supervisor.mjs. */
+  RAKAZO_HOST_SUPERVISOR: optionalString,
+  /** Host provider: the Xvfb displays it owns, `[base, base + count)`; nothing else may use them. */
+  RAKAZO_HOST_DISPLAY_BASE: z.coerce.number().int().min(1).max(60_000).default(1100),
+  RAKAZO_HOST_DISPLAY_COUNT: z.coerce.number().int().min(1).max(5_000).default(400),
   RAKAZO_COMPUTER_IMAGE: z.string().default("rakazo-computer:latest"),
   DOCKER_SOCKET: z.string().default("/var/run/docker.sock"),
   SANDBOX_TEAM_SCREEN_LIMIT: z.coerce.number().int().min(0).default(0),

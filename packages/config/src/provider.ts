@@ -26,6 +26,14 @@ export type ProviderSettings =
       /** Issue 16: the egress proxies' upstream network and the private ranges opened to it. */
       readonly egressNetwork: string;
       readonly egressPrivateAllow: readonly string[];
+    }
+  | {
+      readonly kind: "host";
+      readonly dataDir: string;
+      readonly supervisorBundle: string;
+      readonly screenLimit: number;
+      readonly displayBase: number;
+      readonly displayCount: number;
     };
 
 export type ProviderEnv = Pick<
@@ -40,7 +48,15 @@ export type ProviderEnv = Pick<
   | "RAKAZO_COMPUTER_PIDS"
   | "COMPUTER_EGRESS_NETWORK"
   | "COMPUTER_EGRESS_PRIVATE_ALLOW"
+  | "RAKAZO_HOST_SUPERVISOR"
+  | "RAKAZO_HOST_DISPLAY_BASE"
+  | "RAKAZO_HOST_DISPLAY_COUNT"
 >;
+
+/** Where the launcher stages the supervisor bundle for the host provider. */
+export function hostSupervisorBundle(env: Pick<ServicesEnv, "DATA_DIR" | "RAKAZO_HOST_SUPERVISOR">): string {
+  return env.RAKAZO_HOST_SUPERVISOR ?? join(env.DATA_DIR, "host", "supervisor.mjs");
+}
 
 /**
  * The provider of a concrete kind. `auto` is resolved by the launcher, once, so API and worker
@@ -49,7 +65,7 @@ export type ProviderEnv = Pick<
  */
 export function providerSettings(
   env: ProviderEnv,
-  kind: "fake" | "docker" | "auto" = env.RAKAZO_PROVIDER,
+  kind: "fake" | "docker" | "host" | "auto" = env.RAKAZO_PROVIDER,
 ): ProviderSettings {
   switch (kind) {
     case "fake":
@@ -71,10 +87,19 @@ export function providerSettings(
         egressNetwork: env.COMPUTER_EGRESS_NETWORK,
         egressPrivateAllow: env.COMPUTER_EGRESS_PRIVATE_ALLOW,
       };
+    case "host":
+      return {
+        kind: "host",
+        dataDir: env.DATA_DIR,
+        supervisorBundle: hostSupervisorBundle(env),
+        screenLimit: env.SANDBOX_TEAM_SCREEN_LIMIT,
+        displayBase: env.RAKAZO_HOST_DISPLAY_BASE,
+        displayCount: env.RAKAZO_HOST_DISPLAY_COUNT,
+      };
     case "auto":
       throw new ConfigError(
         "RAKAZO_PROVIDER=auto is unresolved: the launcher (./rakazo start) resolves it and passes " +
-          "the choice on; a process started on its own needs RAKAZO_PROVIDER=docker or RAKAZO_PROVIDER=fake",
+          "the choice on; a process started on its own needs RAKAZO_PROVIDER=docker, host or fake",
       );
   }
 }

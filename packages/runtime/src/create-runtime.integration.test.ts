@@ -86,7 +86,7 @@ describe("createRuntime", () => {
       /RAKAZO_PROVIDER=auto is unresolved/,
     );
     expect(() => runtimeConfigFromEnv(parseWorkerEnv(env), { role: "worker", log })).toThrow(
-      /RAKAZO_PROVIDER=docker or RAKAZO_PROVIDER=fake/,
+      /RAKAZO_PROVIDER=docker, host or fake/,
     );
   });
 });

@@ -10,6 +10,7 @@ import { createFakeProvider } from "./providers/fake/fake-provider.ts";
 interface ProviderConfigs {
   fake: FakeProviderOptions;
   docker: DockerProviderConfig;
+  host: HostProviderConfig;
 }
 
 /** Options of the Docker adapter, as the registry passes them through. */
@@ -27,6 +28,16 @@ export interface DockerProviderConfig {
   readonly egressPrivateAllow?: readonly string[];
 }
 
+/** Options of the host adapter (PRV-6), as the registry passes them through. */
+export interface HostProviderConfig {
+  readonly dataDir: string;
+  /** The staged supervisor bundle (`supervisor.mjs`). */
+  readonly supervisorBundle: string;
+  readonly screenLimit?: number;
+  readonly displayBase?: number;
+  readonly displayCount?: number;
+}
+
 export type ProviderConfig = { [K in ProviderKind]: { kind: K } & ProviderConfigs[K] }[ProviderKind];
 
 type Factories = { [K in ProviderKind]: (config: ProviderConfigs[K]) => Promise<SandboxProvider> };
@@ -37,6 +48,10 @@ const factories: Factories = {
     // Loaded lazily: dockerode is only needed where the Docker adapter is selected.
     const { createSupervisedDockerProvider } = await import("./providers/docker/supervised.ts");
     return createSupervisedDockerProvider(config);
+  },
+  host: async (config) => {
+    const { createHostProvider } = await import("./providers/host/host-provider.ts");
+    return createHostProvider(config);
   },
 };
 

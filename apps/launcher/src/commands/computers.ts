@@ -27,7 +27,7 @@ export async function computersCommand(env: RuntimeEnv, log: Logger, args: strin
         {
           toKind,
           providerOf: async (kind) => {
-            if (kind !== "fake" && kind !== "docker") return undefined;
+            if (kind !== "fake" && kind !== "docker" && kind !== "host") return undefined;
             if (
               kind === "docker" &&
               !(await dockerReady(env.DOCKER_SOCKET, env.RAKAZO_COMPUTER_IMAGE)).ready
