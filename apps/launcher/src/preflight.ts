@@ -60,7 +60,7 @@ export async function assertDockerUsable(socketPath: string, image: string): Pro
 }
 
 /** What the host provider (PRV-6) runs on this machine: the distribution's desktop tools. */
-export const HOST_PROVIDER_TOOLS = ["Xvfb", "chromium", "x11vnc", "xdotool", "unshare", "nsenter", "ip"] as const;
+const HOST_PROVIDER_TOOLS = ["Xvfb", "chromium", "x11vnc", "xdotool", "unshare", "nsenter", "ip"] as const;
 
 function onPath(tool: string): boolean {
   return spawnSync("sh", ["-c", `command -v "${tool}"`]).status === 0;

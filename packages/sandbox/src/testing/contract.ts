@@ -4,10 +4,20 @@
  * its reason.
  */
 import { randomBytes } from "node:crypto";
+import http from "node:http";
 import { Readable } from "node:stream";
+import { TICKET_HEADER } from "@rakazo/protocol";
+import {
+  gatewayKeysFor,
+  gatewayTicket,
+  generateScreenKeys,
+  mintScreenCapability,
+  parseScreenKeys,
+  type ScreenPolicy,
+} from "@rakazo/screens";
 import { afterAll, describe, expect, it } from "vitest";
 import { isSandboxError, type SandboxErrorCode } from "../errors.ts";
-import type { Sandbox, SandboxDesktop, SandboxProvider } from "../provider.ts";
+import type { Sandbox, SandboxDesktop, SandboxProvider, ScreenGatewayTarget } from "../provider.ts";
 import { buildArchive, readAll } from "./archive.ts";
 
 export interface ContractOptions {
@@ -46,8 +56,61 @@ export const CONTRACT_TESTS = {
   desktop: [
     "desktops: observe is a PNG, unchanged frames hash equal, typing changes the frame",
     "desktops: bots get distinct slots; release frees one",
+    "desktops: two bots at once keep their own cookies; a released bot's profile keeps them (CMP-2)",
+    "screens: view and control tokens of a recycled slot are refused (SCR-2)",
   ],
 } as const;
+
+/**
+ * A site on the computer's own loopback (started through exec, so it runs where the bot's
+ * browser runs): sets `visitor=<nonce>` on a first visit and logs every complete visit with the
+ * Cookie it got. Listens on port 0 and writes the port it got into the workspace.
+ */
+const COOKIE_SITE = `
+const http = require("node:http"), fs = require("node:fs");
+const server = http.createServer((req, res) => {
+  const url = new URL(req.url, "http://x");
+  const nonce = url.searchParams.get("nonce") || "";
+  const cookie = req.headers.cookie || "";
+  const headers = { "content-type": "text/html" };
+  // Only complete visits count: the omnibox fetches speculatively while a URL is typed.
+  if (url.pathname === "/visit" && /-[0-9a-f]{8}$/.test(nonce)) {
+    fs.appendFileSync(".contract-site/visits.jsonl", JSON.stringify({ nonce, cookie }) + "\\n");
+    if (!/visitor=/.test(cookie)) headers["set-cookie"] = "visitor=" + nonce + "; Max-Age=86400; Path=/";
+  }
+  res.writeHead(200, headers);
+  res.end("<h1>contract site</h1>");
+});
+server.listen(0, "127.0.0.1", () => fs.writeFileSync(".contract-site/port", String(server.address().port)));
+`;
+
+/** `GET /v1/screen` with a ticket, as the web proxy asks the gateway; the HTTP status. */
+function gatewayStatus(target: ScreenGatewayTarget, ticket: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const headers = { [TICKET_HEADER]: ticket };
+    const request =
+      target.transport === "unix"
+        ? http.request({
+            socketPath: target.socketPath,
+            path: "/v1/screen",
+            headers,
+            agent: false,
+            timeout: 10_000,
+          })
+        : http.request(new URL("/v1/screen", target.url), {
+            headers: { ...target.headers, ...headers },
+            agent: false,
+            timeout: 10_000,
+          });
+    request.on("response", (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on("timeout", () => request.destroy(new Error("gateway timed out")));
+    request.on("error", reject);
+    request.end();
+  });
+}
 
 export function runSandboxProviderContract(options: ContractOptions): void {
   const skipped = new Map((options.skip ?? []).map((s) => [s.test, s.reason]));
@@ -251,6 +314,120 @@ export function runSandboxProviderContract(options: ContractOptions): void {
       expect((await desktop.list()).map((d) => d.botId).sort()).toEqual(["bot_contract_a", "bot_contract_b"]);
       await desktop.release("bot_contract_a");
       expect((await desktop.list()).map((d) => d.botId)).toEqual(["bot_contract_b"]);
+    });
+
+    test("desktops: two bots at once keep their own cookies; a released bot's profile keeps them (CMP-2)", async () => {
+      const { sandbox } = await machine();
+      const desktop = sandbox.desktop;
+      expect(desktop, "provider declares desktop capability").toBeDefined();
+      if (!desktop) return;
+      await sandbox.files.write(".contract-site/server.cjs", COOKIE_SITE);
+      const started = await sandbox.exec({
+        argv: ["sh", "-c", "nohup node .contract-site/server.cjs >.contract-site/out.log 2>&1 &"],
+      });
+      expect(started.exitCode, started.stderr).toBe(0);
+      let port = "";
+      for (let i = 0; i < 100 && port === ""; i += 1) {
+        port = await sandbox.files.read(".contract-site/port").then(
+          (bytes) => Buffer.from(bytes).toString(),
+          () => "",
+        );
+        if (port === "") await new Promise((done) => setTimeout(done, 100));
+      }
+      expect(port, "the site on the computer's loopback started").toMatch(/^\d+$/);
+
+      /** Drives the bot's visible browser to the site; the visit's nonce and the Cookie it sent. */
+      const visit = async (botId: string): Promise<{ nonce: string; cookie: string }> => {
+        const nonce = `${botId}-${randomBytes(4).toString("hex")}`;
+        const acted = await desktop.act(botId, [
+          { type: "key", keys: "ctrl+l" },
+          { type: "type", text: `http://127.0.0.1:${port}/visit?nonce=${nonce}` },
+          // Drops any inline completion the omnibox appended to what was typed.
+          { type: "key", keys: "Delete" },
+          { type: "key", keys: "Return" },
+        ]);
+        expect(acted).toEqual({ completed: 4, total: 4 });
+        for (let i = 0; i < 150; i += 1) {
+          const log = await sandbox.files.read(".contract-site/visits.jsonl").then(
+            (bytes) => Buffer.from(bytes).toString(),
+            () => "",
+          );
+          for (const line of log.split("\n").filter(Boolean)) {
+            const entry = JSON.parse(line) as { nonce: string; cookie: string };
+            if (entry.nonce === nonce) return { nonce, cookie: entry.cookie };
+          }
+          await new Promise((done) => setTimeout(done, 200));
+        }
+        throw new Error(`the site never saw ${botId}'s visit ${nonce}`);
+      };
+
+      const bots = ["bot_cookie_a", "bot_cookie_b"] as const;
+      // Two desktops at once, each in its own slot.
+      const opened = await Promise.all(bots.map((bot) => desktop.observe(bot)));
+      expect(opened[0]?.slot.index).not.toBe(opened[1]?.slot.index);
+      // Fresh profiles send no cookie; the site sets one per bot.
+      const first: string[] = [];
+      for (const bot of bots) {
+        const visited = await visit(bot);
+        expect(visited.cookie).toBe("");
+        first.push(visited.nonce);
+      }
+      // Each bot sends only its own cookie.
+      for (const [i, bot] of bots.entries()) expect((await visit(bot)).cookie).toBe(`visitor=${first[i]}`);
+
+      // Released and reopened: the profile, and with it the cookie, was kept.
+      await desktop.release(bots[0]);
+      expect((await desktop.list()).map((d) => d.botId)).toEqual([bots[1]]);
+      await desktop.observe(bots[0]);
+      expect((await visit(bots[0])).cookie).toBe(`visitor=${first[0]}`);
+      for (const bot of bots) await desktop.release(bot);
+    });
+
+    test("screens: view and control tokens of a recycled slot are refused (SCR-2)", async () => {
+      const { sandbox, computerId } = await machine();
+      const { desktop, screens } = sandbox;
+      expect(desktop && screens, "provider wires desktops and a screen gateway").toBeTruthy();
+      if (!desktop || !screens) return;
+      const keyring = parseScreenKeys(generateScreenKeys("k1"));
+      await screens.configure(gatewayKeysFor(keyring, computerId));
+      const target = await screens.target();
+      const ticketFor = (botId: string, slot: { index: number; generation: number }, policy: ScreenPolicy) =>
+        gatewayTicket(
+          keyring,
+          mintScreenCapability(keyring, {
+            computerId,
+            botId,
+            slot: slot.index,
+            generation: slot.generation,
+            policy,
+            subject: "usr_contract",
+            ttlMs: 10 * 60_000,
+            now: Date.now(),
+          }).claims,
+        );
+
+      const first = await desktop.observe("bot_screen_a");
+      const old = [
+        ticketFor("bot_screen_a", first.slot, "view"),
+        ticketFor("bot_screen_a", first.slot, "control"),
+      ];
+      for (const ticket of old) {
+        expect(await screens.check(ticket)).toEqual({ ok: true });
+        expect(await gatewayStatus(target, ticket)).toBe(200);
+      }
+      // Torn down, and another bot takes the same slot (next generation).
+      await desktop.release("bot_screen_a");
+      const next = await desktop.observe("bot_screen_b");
+      expect(next.slot).toEqual({ index: first.slot.index, generation: first.slot.generation + 1 });
+      for (const ticket of old) {
+        expect(await screens.check(ticket)).toEqual({ ok: false, reason: "slot_gone" });
+        expect(await gatewayStatus(target, ticket)).toBe(410);
+      }
+      // The new bot's own tokens work: the refusal is about the old generation, not the slot.
+      for (const policy of ["view", "control"] as const) {
+        expect(await gatewayStatus(target, ticketFor("bot_screen_b", next.slot, policy))).toBe(200);
+      }
+      await desktop.release("bot_screen_b");
     });
   });
 }

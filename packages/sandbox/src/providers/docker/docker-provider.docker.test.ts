@@ -68,18 +68,10 @@ describe.skipIf(gate.skip)(gate.title, () => {
     name: "docker",
     create: async () => (await newProvider()).provider,
     timeoutMs: 60_000,
-    skip: [
-      {
-        test: "desktops: observe is a PNG, unchanged frames hash equal, typing changes the frame",
-        reason:
-          "Docker desktops are wired through the supervised desktop (createDockerProvider({ desktop }))",
-      },
-      {
-        test: "desktops: bots get distinct slots; release frees one",
-        reason:
-          "Docker desktops are wired through the supervised desktop (createDockerProvider({ desktop }))",
-      },
-    ],
+    skip: CONTRACT_TESTS.desktop.map((test) => ({
+      test,
+      reason: "Docker desktops are wired through the supervised desktop (createDockerProvider({ desktop }))",
+    })),
   });
 
   // The contract's desktop tests on the provider as the system runs it: desktops through the

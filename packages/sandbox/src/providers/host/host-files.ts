@@ -42,12 +42,17 @@ async function mapErrno(error: unknown, home: string, rel: string): Promise<unkn
   }
   if (code === "ENOENT") return new SandboxError("FILE_NOT_FOUND", `${shown} does not exist`);
   if (code === "ELOOP") return new SandboxError("INVALID_PATH", `${shown} goes through a symlink`);
-  if (code === "ENOTDIR") return new SandboxError("NOT_A_DIRECTORY", `${shown} (or a parent) is not a directory`);
+  if (code === "ENOTDIR")
+    return new SandboxError("NOT_A_DIRECTORY", `${shown} (or a parent) is not a directory`);
   if (code === "EISDIR") return new SandboxError("INVALID_PATH", `${shown} is a directory`);
   return error;
 }
 
-function typeOf(info: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): FileEntry["type"] {
+function typeOf(info: {
+  isFile(): boolean;
+  isDirectory(): boolean;
+  isSymbolicLink(): boolean;
+}): FileEntry["type"] {
   if (info.isFile()) return "file";
   if (info.isDirectory()) return "directory";
   if (info.isSymbolicLink()) return "symlink";
@@ -118,8 +123,10 @@ export function createHostFiles(homeDir: () => Promise<string>): SandboxFiles {
       }
       try {
         const info = await handle.stat();
-        if (info.isDirectory()) throw new SandboxError("INVALID_PATH", `${JSON.stringify(rel)} is a directory`);
-        if (!info.isFile()) throw new SandboxError("INVALID_PATH", `${JSON.stringify(rel)} is not a regular file`);
+        if (info.isDirectory())
+          throw new SandboxError("INVALID_PATH", `${JSON.stringify(rel)} is a directory`);
+        if (!info.isFile())
+          throw new SandboxError("INVALID_PATH", `${JSON.stringify(rel)} is not a regular file`);
         if (info.size > max) {
           throw new SandboxError("FILE_TOO_LARGE", `${JSON.stringify(rel)} is larger than the allowed size`);
         }
@@ -148,7 +155,8 @@ export function createHostFiles(homeDir: () => Promise<string>): SandboxFiles {
       const tmp = `.rakazo-write.${randomBytes(6).toString("hex")}`;
       try {
         const existing = await lstat(fdPath(dir, name)).catch(() => null);
-        if (existing?.isDirectory()) throw new SandboxError("INVALID_PATH", `${JSON.stringify(rel)} is a directory`);
+        if (existing?.isDirectory())
+          throw new SandboxError("INVALID_PATH", `${JSON.stringify(rel)} is a directory`);
         const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
         const out = await open(fdPath(dir, tmp), flags, 0o644);
         try {

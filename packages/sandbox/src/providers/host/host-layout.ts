@@ -59,7 +59,7 @@ export function blocksDir(dataDir: string): string {
 }
 
 /** A home key becomes one path segment under `homes/`; anything that could leave it is refused. */
-export function homeKeySegment(homeKey: string): string {
+function homeKeySegment(homeKey: string): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(homeKey) || homeKey.includes("..")) {
     throw new SandboxError("INVALID_PATH", `invalid home key: ${JSON.stringify(homeKey)}`);
   }

@@ -26,7 +26,15 @@ import { hostSlug } from "./host-layout.ts";
 import { markedProcesses } from "./host-process.ts";
 import { createHostProvider } from "./host-provider.ts";
 
-const gate = requireTools("host provider", ["Xvfb", "x11vnc", "xdotool", "chromium", "unshare", "nsenter", "ip"]);
+const gate = requireTools("host provider", [
+  "Xvfb",
+  "x11vnc",
+  "xdotool",
+  "chromium",
+  "unshare",
+  "nsenter",
+  "ip",
+]);
 const BUILD_SH = fileURLToPath(new URL("../../../../../infra/sandboxes/image/build.sh", import.meta.url));
 
 const root = mkdtempSync(join(tmpdir(), "rakazo-host-"));
@@ -40,10 +48,20 @@ function stageBundle(): void {
   execFileSync("bash", [BUILD_SH, "--stage-supervisor", bundleDir], { stdio: ["ignore", "ignore", "pipe"] });
 }
 
-function newProvider(name: string, displayBase: number, displayCount: number): { provider: SandboxProvider; dataDir: string } {
+function newProvider(
+  name: string,
+  displayBase: number,
+  displayCount: number,
+): { provider: SandboxProvider; dataDir: string } {
   stageBundle();
   const dataDir = join(root, name);
-  const provider = createHostProvider({ dataDir, supervisorBundle: bundle, screenLimit: 2, displayBase, displayCount });
+  const provider = createHostProvider({
+    dataDir,
+    supervisorBundle: bundle,
+    screenLimit: 2,
+    displayBase,
+    displayCount,
+  });
   providers.push(provider);
   return { provider, dataDir };
 }
@@ -113,7 +131,11 @@ describe.skipIf(gate.skip)(gate.title, () => {
           .filter(Boolean);
         expect(interfaces).toEqual(["lo"]);
         const probe = await sandbox.exec({
-          argv: ["node", "-e", `fetch("http://127.0.0.1:${port}/").then(()=>process.exit(0),()=>process.exit(7))`],
+          argv: [
+            "node",
+            "-e",
+            `fetch("http://127.0.0.1:${port}/").then(()=>process.exit(0),()=>process.exit(7))`,
+          ],
           timeoutMs: 20_000,
         });
         expect(probe.exitCode).toBe(7);
@@ -141,7 +163,10 @@ describe.skipIf(gate.skip)(gate.title, () => {
 
     it("a timeout kills the whole process group, background children included", async () => {
       const { sandbox } = await provision();
-      const result = await sandbox.exec({ argv: ["sh", "-c", "sleep 61 & sleep 62; echo never"], timeoutMs: 500 });
+      const result = await sandbox.exec({
+        argv: ["sh", "-c", "sleep 61 & sleep 62; echo never"],
+        timeoutMs: 500,
+      });
       expect(result).toMatchObject({ exitCode: 124, timedOut: true });
       expect(result.stdout).not.toContain("never");
       await new Promise((r) => setTimeout(r, 300));
@@ -191,8 +216,17 @@ describe.skipIf(gate.skip)(gate.title, () => {
       const supervisorPid = Number(await readFile(pidFile, "utf8"));
 
       // A second provider on the same DATA_DIR (the API restarted) finds the same supervisor.
-      const restarted = createHostProvider({ dataDir, supervisorBundle: bundle, screenLimit: 2, displayBase: 1060, displayCount: 40 });
-      expect(await restarted.provision({ computerId, homeKey: computerId, mode: "team", ref })).toEqual({ ref, replaced: false });
+      const restarted = createHostProvider({
+        dataDir,
+        supervisorBundle: bundle,
+        screenLimit: 2,
+        displayBase: 1060,
+        displayCount: 40,
+      });
+      expect(await restarted.provision({ computerId, homeKey: computerId, mode: "team", ref })).toEqual({
+        ref,
+        replaced: false,
+      });
       expect(Number(await readFile(pidFile, "utf8"))).toBe(supervisorPid);
 
       await restarted.stop(ref);

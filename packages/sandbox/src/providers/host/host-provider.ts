@@ -6,12 +6,13 @@
  * this process's user inside that namespace. It is not a sandbox: a command can do whatever this
  * user can (docs/decisions.md, "The host provider"). No browser terminal (TRM-7).
  */
+
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, openSync } from "node:fs";
 import { lstat, mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { userInfo } from "node:os";
 import { join } from "node:path";
-import { spawn } from "node:child_process";
 import { SandboxError } from "../../errors.ts";
 import { DIRECTORY_NO_FOLLOW, openBeneath } from "../../no-follow.ts";
 import { normalizeWorkspacePath } from "../../paths.ts";
@@ -86,14 +87,18 @@ export function createHostProvider(options: HostProviderOptions): SandboxProvide
   const log = options.log ?? (() => {});
   const nodePath = options.nodePath ?? process.execPath;
   const root = process.getuid?.() === 0;
-  const perComputer = options.screenLimit && options.screenLimit > 0 ? options.screenLimit : DEFAULT_HOST_SCREENS;
+  const perComputer =
+    options.screenLimit && options.screenLimit > 0 ? options.screenLimit : DEFAULT_HOST_SCREENS;
   const range: DisplayRange = {
     base: options.displayBase ?? DEFAULT_DISPLAY_BASE,
     count: options.displayCount ?? DEFAULT_DISPLAY_COUNT,
     perComputer,
   };
   if (blockCount(range) < 1) {
-    throw new SandboxError("SANDBOX_PROVIDER_ERROR", `the display range holds no computer of ${perComputer} screens`);
+    throw new SandboxError(
+      "SANDBOX_PROVIDER_ERROR",
+      `the display range holds no computer of ${perComputer} screens`,
+    );
   }
   const user = userInfo().username;
   const capabilities: ProviderCapabilities = {
@@ -112,7 +117,9 @@ export function createHostProvider(options: HostProviderOptions): SandboxProvide
 
   // ------------------------------------------------------------------ records
 
-  const recordOf = async (ref: string): Promise<{ record: MachineRecord; paths: HostMachinePaths } | null> => {
+  const recordOf = async (
+    ref: string,
+  ): Promise<{ record: MachineRecord; paths: HostMachinePaths } | null> => {
     const slug = slugOfRef(ref);
     if (!slug) return null;
     const file = join(options.dataDir, "host", "machines", `${slug}.json`);
@@ -229,8 +236,13 @@ export function createHostProvider(options: HostProviderOptions): SandboxProvide
         return pid;
       }
       if (Date.now() > deadline) {
-        const tail = (await readFile(join(paths.runDir, "supervisor.log"), "utf8").catch(() => "")).slice(-800);
-        throw new SandboxError("DESKTOP_UNAVAILABLE", `the supervisor of ${ref} did not start: ${tail.trim()}`);
+        const tail = (await readFile(join(paths.runDir, "supervisor.log"), "utf8").catch(() => "")).slice(
+          -800,
+        );
+        throw new SandboxError(
+          "DESKTOP_UNAVAILABLE",
+          `the supervisor of ${ref} did not start: ${tail.trim()}`,
+        );
       }
       await sleep(50);
     }
@@ -349,12 +361,17 @@ export function createHostProvider(options: HostProviderOptions): SandboxProvide
         const rel = normalizeWorkspacePath(request.cwd ?? "");
         const { paths, pid } = await running();
         // The working directory is inside the workspace, reached without following a link.
-        const dir = await openBeneath(paths.homeDir, rel, DIRECTORY_NO_FOLLOW).catch((error: NodeJS.ErrnoException) => {
-          if (error.code === "ELOOP" || error.code === "ENOTDIR") {
-            throw new SandboxError("INVALID_PATH", `${JSON.stringify(rel)} is not a directory of the workspace`);
-          }
-          return null; // missing: the launcher reports it like a shell would
-        });
+        const dir = await openBeneath(paths.homeDir, rel, DIRECTORY_NO_FOLLOW).catch(
+          (error: NodeJS.ErrnoException) => {
+            if (error.code === "ELOOP" || error.code === "ENOTDIR") {
+              throw new SandboxError(
+                "INVALID_PATH",
+                `${JSON.stringify(rel)} is not a directory of the workspace`,
+              );
+            }
+            return null; // missing: the launcher reports it like a shell would
+          },
+        );
         await dir?.close();
         return runCommand({
           argv: [
