@@ -61,4 +61,32 @@ describe("provider settings", () => {
       screenLimit: 0,
     });
   });
+
+  it("host (PRV-6): the staged supervisor in DATA_DIR and the display range it owns", () => {
+    const env = parseApiEnv({
+      RAKAZO_PROVIDER: "host",
+      DATA_DIR: "/srv/rakazo",
+      SANDBOX_TEAM_SCREEN_LIMIT: "3",
+    });
+    expect(providerSettings(env)).toEqual({
+      kind: "host",
+      dataDir: "/srv/rakazo",
+      supervisorBundle: "/srv/rakazo/host/supervisor.mjs",
+      screenLimit: 3,
+      displayBase: 1100,
+      displayCount: 400,
+    });
+    const own = parseApiEnv({
+      RAKAZO_PROVIDER: "host",
+      RAKAZO_HOST_SUPERVISOR: "/opt/s/supervisor.mjs",
+      RAKAZO_HOST_DISPLAY_BASE: "2000",
+      RAKAZO_HOST_DISPLAY_COUNT: "8",
+    });
+    expect(providerSettings(own)).toMatchObject({
+      supervisorBundle: "/opt/s/supervisor.mjs",
+      displayBase: 2000,
+      displayCount: 8,
+    });
+    expect(() => parseApiEnv({ RAKAZO_HOST_DISPLAY_COUNT: "0" })).toThrow(/RAKAZO_HOST_DISPLAY_COUNT/);
+  });
 });
