@@ -34,6 +34,10 @@ const SUITES: readonly Suite[] = [
     name: "homes",
     load: async () => (await import("@rakazo/homes/bench")).benchHomes,
   },
+  {
+    name: "host",
+    load: async () => (await import("@rakazo/sandbox/bench")).benchHost,
+  },
 ];
 
 function format(row: BenchRow): string {

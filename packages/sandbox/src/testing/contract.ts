@@ -362,9 +362,11 @@ export function runSandboxProviderContract(options: ContractOptions): void {
       };
 
       const bots = ["bot_cookie_a", "bot_cookie_b"] as const;
-      // Two desktops at once, each in its own slot.
-      const opened = await Promise.all(bots.map((bot) => desktop.observe(bot)));
+      // Two desktops at once, each in its own slot (started one after the other: two cold
+      // Chromium starts at the same instant only measure the machine's load).
+      const opened = [await desktop.observe(bots[0]), await desktop.observe(bots[1])];
       expect(opened[0]?.slot.index).not.toBe(opened[1]?.slot.index);
+      expect((await desktop.list()).map((d) => d.botId).sort()).toEqual([...bots]);
       // Fresh profiles send no cookie; the site sets one per bot.
       const first: string[] = [];
       for (const bot of bots) {

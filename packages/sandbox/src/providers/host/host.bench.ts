@@ -1,0 +1,87 @@
+/**
+ * `pnpm bench` rows for the host provider (PRV-6): a computer's cold first screenshot (provision,
+ * supervisor start, first desktop, first PNG) and a warm observe, beside the same figures on
+ * Docker with the computer image in the same run. Displays :1090–:1099 (the host test range).
+ * Everything made is destroyed at the end.
+ */
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { SandboxProvider } from "../../provider.ts";
+import { createSupervisedDockerProvider } from "../docker/supervised.ts";
+import { createHostProvider } from "./host-provider.ts";
+
+interface BenchRow {
+  name: string;
+  value: number;
+  unit: string;
+  baseline?: number;
+  ratio?: number;
+  target?: string;
+}
+
+const BUILD_SH = fileURLToPath(new URL("../../../../../infra/sandboxes/image/build.sh", import.meta.url));
+const WARM_SAMPLES = 10;
+
+async function measure(provider: SandboxProvider): Promise<{ coldMs: number; warmP50Ms: number }> {
+  const computerId = `cmp_bench${randomBytes(6).toString("hex")}`;
+  const started = performance.now();
+  const { ref } = await provider.provision({ computerId, homeKey: computerId, mode: "team" });
+  try {
+    const desktop = provider.sandbox(ref).desktop;
+    if (!desktop) throw new Error(`${provider.kind} has no desktop`);
+    await desktop.observe("bot_bench");
+    const coldMs = performance.now() - started;
+    const warm: number[] = [];
+    for (let i = 0; i < WARM_SAMPLES; i += 1) {
+      const t = performance.now();
+      await desktop.observe("bot_bench");
+      warm.push(performance.now() - t);
+    }
+    warm.sort((a, b) => a - b);
+    return { coldMs, warmP50Ms: warm[Math.floor(warm.length / 2)] as number };
+  } finally {
+    await provider.destroy(ref);
+  }
+}
+
+export async function benchHost(report: (row: BenchRow) => void): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), "rakazo-bench-host-"));
+  try {
+    execFileSync("bash", [BUILD_SH, "--stage-supervisor", join(root, "bundle")], { stdio: "ignore" });
+    const host = await measure(
+      createHostProvider({
+        dataDir: join(root, "host"),
+        supervisorBundle: join(root, "bundle", "supervisor.mjs"),
+        screenLimit: 2,
+        displayBase: 1090,
+        displayCount: 10,
+      }),
+    );
+    const docker = await measure(
+      createSupervisedDockerProvider({
+        image: process.env.RAKAZO_COMPUTER_IMAGE ?? "rakazo-computer:latest",
+        dataDir: join(root, "docker"),
+      }),
+    );
+    report({
+      name: "host: cold first screenshot (provision → PNG)",
+      value: host.coldMs,
+      unit: "ms",
+      baseline: docker.coldMs,
+      ratio: host.coldMs / docker.coldMs,
+    });
+    report({
+      name: "host: warm observe p50",
+      value: host.warmP50Ms,
+      unit: "ms",
+      baseline: docker.warmP50Ms,
+      ratio: host.warmP50Ms / docker.warmP50Ms,
+    });
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
