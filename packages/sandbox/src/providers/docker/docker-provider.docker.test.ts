@@ -83,7 +83,8 @@ describe.skipIf(gate.skip)(gate.title, () => {
       dataDirs.push(dataDir);
       return createSupervisedDockerProvider({ image: IMAGE, dataDir });
     },
-    timeoutMs: 120_000,
+    // Two cold Chromium starts and five page visits through `docker exec` polling, on a loaded host.
+    timeoutMs: 300_000,
     only: { tests: CONTRACT_TESTS.desktop, reason: "covered by the run of the same adapter above" },
   });
 

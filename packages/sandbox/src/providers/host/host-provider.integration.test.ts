@@ -74,7 +74,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
   runSandboxProviderContract({
     name: "host",
     create: async () => newProvider("contract", 1000, 60).provider,
-    timeoutMs: 120_000,
+    timeoutMs: 240_000,
   });
 
   describe("host specifics", () => {
