@@ -99,13 +99,13 @@ describe("files: upload, write, download (FIL-3)", () => {
     });
     expect(fits.json.result).toEqual({ path: `${folder}/big.bin`, size: MAX_ATTACHMENT_BYTES });
 
-    const escape = await rpc("computer/files/upload", {
+    const outside = await rpc("computer/files/upload", {
       computerId,
       botId: tenant.botId,
       path: "../../outside.txt",
       contentBase64: b64("x"),
     });
-    expect(escape.json.error.code).toBe("INVALID_PATH");
+    expect(outside.json.error.code).toBe("INVALID_PATH");
     await rpc("computer/releaseControl", { computerId, botId: tenant.botId });
   });
 

@@ -130,7 +130,8 @@ export async function benchTerminal(report: (row: BenchRow) => void): Promise<vo
 
     // 20 shells on one server: resident memory of every helper and shell.
     const shells = await Promise.all(Array.from({ length: SHELLS }, () => openTerminal(url())));
-    await Promise.all(shells.map((s) => (s.type("echo READY\n"), s.waitFor(/READY\r?\n/, 30_000))));
+    for (const s of shells) s.type("echo READY\n");
+    await Promise.all(shells.map((s) => s.waitFor(/READY\r?\n/, 30_000)));
     const pids = gateway.terminal.sessions("bot_bench").flatMap((s) => (s.pid ? [s.pid] : []));
     const rss = pids.reduce((sum, pid) => sum + treeRss(pid), 0);
     report({

@@ -35,7 +35,7 @@ const NSS_WRAPPER_PATHS = [
   "/usr/lib/libnss_wrapper.so",
 ];
 /** The name an unnamed uid gets inside its terminal (TRM-5). */
-export const TERMINAL_USER_NAME = "rakazo";
+const TERMINAL_USER_NAME = "rakazo";
 const MAX_SESSIONS = 64;
 /** Supervisor settings that are no business of an interactive shell. */
 const PRIVATE_ENV = /^RAKAZO_(GATEWAY|RUN_DIR|SOCKET|SUPERVISOR)/;
@@ -322,7 +322,7 @@ function shellEnv(config: TerminalBotConfig, dir: string, uid: number, gid: numb
 }
 
 /** The uid's name in /etc/passwd, if it has an entry. */
-export function passwdName(uid: number): string | undefined {
+function passwdName(uid: number): string | undefined {
   let text: string;
   try {
     text = readFileSync("/etc/passwd", "utf8");
