@@ -7,7 +7,7 @@ import { serve } from "@hono/node-server";
 import type { Logger } from "@rakazo/log";
 import { createWebApp } from "./app.ts";
 import type { ScreenAuthority } from "./authority.ts";
-import { bundleScreenClient } from "./bundle.ts";
+import { bundleScreenClient, bundleTerminalClient } from "./bundle.ts";
 import { attachScreenProxy } from "./proxy.ts";
 
 export interface WebServer {
@@ -21,12 +21,18 @@ export async function startWebServer(options: {
   readonly host: string;
   readonly port: number;
 }): Promise<WebServer> {
-  const screenScript = await bundleScreenClient();
+  const [screenScript, terminalScript] = await Promise.all([bundleScreenClient(), bundleTerminalClient()]);
   // The checkout's README, served at /docs/README.md for the root page's link (absent in images).
   const readme = await readFile(new URL("../../../README.md", import.meta.url), "utf8").catch(
     () => undefined,
   );
-  const app = createWebApp({ authority: options.authority, log: options.log, screenScript, readme });
+  const app = createWebApp({
+    authority: options.authority,
+    log: options.log,
+    screenScript,
+    terminalScript,
+    readme,
+  });
   const server = await new Promise<http.Server>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: options.host, port: options.port }, () =>
       resolve(s as http.Server),

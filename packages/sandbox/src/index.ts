@@ -19,5 +19,6 @@ export {
 export * from "./supervised-desktop.ts";
 export * from "./supervised-page-browser.ts";
 export * from "./supervised-screens.ts";
+export * from "./supervised-terminal.ts";
 export * from "./supervisor-client.ts";
 export { persistentToolEnv } from "./tool-env.ts";

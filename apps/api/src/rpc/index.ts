@@ -12,7 +12,15 @@ import {
 } from "./computer.ts";
 import type { RpcDefinition } from "./define.ts";
 import { computerAct, computerObserve } from "./desktop.ts";
-import { computerFilesList, computerFilesRead } from "./files.ts";
+import {
+  computerAttachmentsDownload,
+  computerAttachmentsList,
+  computerFilesDownload,
+  computerFilesList,
+  computerFilesRead,
+  computerFilesUpload,
+  computerFilesWrite,
+} from "./files.ts";
 import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./identity.ts";
 import { computerSetNetwork } from "./network.ts";
 import {
@@ -33,7 +41,7 @@ import {
   runRequestTakeover,
   runStart,
 } from "./runs.ts";
-import { computerRevokeScreenUrl, computerScreenUrl } from "./screens.ts";
+import { computerRevokeScreenUrl, computerScreenUrl, computerTerminalUrl } from "./screens.ts";
 import { setupBootstrap } from "./setup.ts";
 
 /** Every served RPC, one handler per contract in @rakazo/api-contract (checked below). */
@@ -56,6 +64,11 @@ export const RPCS = [
   computerAct,
   computerFilesList,
   computerFilesRead,
+  computerFilesDownload,
+  computerFilesUpload,
+  computerFilesWrite,
+  computerAttachmentsList,
+  computerAttachmentsDownload,
   computerActivity,
   computerTakeControl,
   computerReleaseControl,
@@ -74,6 +87,7 @@ export const RPCS = [
   agentRun,
   computerScreenUrl,
   computerRevokeScreenUrl,
+  computerTerminalUrl,
 ] as const satisfies readonly RpcDefinition[];
 
 // A contract without a handler (or a handler for a name the contract lacks) fails to compile.

@@ -72,7 +72,7 @@ export const revocationRuleSchema = z
   .object({
     id: z.string().optional(),
     botId: z.string().optional(),
-    policy: z.enum(["view", "control"]).optional(),
+    policy: z.enum(["view", "control", "terminal"]).optional(),
     subject: z.string().optional(),
     /** Matches capabilities issued at or before this time (ms). */
     issuedAtOrBefore: z.number().optional(),
@@ -89,7 +89,7 @@ export const connectionInfoSchema = z.object({
   botId: z.string(),
   slot: z.number().int(),
   generation: z.number().int(),
-  policy: z.enum(["view", "control"]),
+  policy: z.enum(["view", "control", "terminal"]),
   startedAt: z.number(),
   droppedInput: z.number(),
 });
@@ -127,12 +127,29 @@ export const SUPERVISOR_METHODS = {
     params: z.object({ rules: z.array(revocationRuleSchema).min(1).max(1000).readonly() }),
     result: z.object({ closed: z.number().int() }),
   },
+  /**
+   * TRM-4: starts (or joins) the PTY server beside the gateway for a bot; its shells start in
+   * `cwd` (workspace-relative, the bot's folder) with `env` added to the supervisor's.
+   */
+  "terminal.start": {
+    params: z.object({
+      botId,
+      cwd: z.string().max(4096).default(""),
+      env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional(),
+    }),
+    result: z.object({ sessions: z.number().int() }),
+  },
+  /** TRM-6: ends every shell of a bot (all bots without one) and removes their session files. */
+  "terminal.stop": {
+    params: z.object({ botId: botId.optional() }),
+    result: z.object({ closed: z.number().int() }),
+  },
   "screens.check": {
     params: z.object({ ticket: z.string().optional() }),
     result: z.discriminatedUnion("ok", [
       z.object({
         ok: z.literal(true),
-        policy: z.enum(["view", "control"]),
+        policy: z.enum(["view", "control", "terminal"]),
         slot: z.number().int(),
         generation: z.number().int(),
       }),
