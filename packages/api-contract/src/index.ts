@@ -17,6 +17,19 @@ import {
   computerStop,
 } from "./rpc/computer.ts";
 import { computerAct, computerObserve } from "./rpc/desktop.ts";
+import {
+  externalBrowserAct,
+  externalBrowserNavigate,
+  externalBrowserSnapshot,
+  externalComputerCreate,
+  externalComputerDestroy,
+  externalComputerExec,
+  externalComputerList,
+  externalComputerObserve,
+  externalComputerState,
+  externalFileRead,
+  externalFileWrite,
+} from "./rpc/external.ts";
 import { computerFilesList, computerFilesRead } from "./rpc/files.ts";
 import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./rpc/identity.ts";
 import { computerSetNetwork } from "./rpc/network.ts";
@@ -46,6 +59,7 @@ export * from "./rpc/activity.ts";
 export * from "./rpc/agent.ts";
 export * from "./rpc/computer.ts";
 export * from "./rpc/desktop.ts";
+export * from "./rpc/external.ts";
 export * from "./rpc/files.ts";
 export * from "./rpc/identity.ts";
 export * from "./rpc/network.ts";
@@ -91,6 +105,17 @@ export const RPC_CONTRACTS = [
   agentRun,
   computerScreenUrl,
   computerRevokeScreenUrl,
+  externalComputerCreate,
+  externalComputerList,
+  externalComputerState,
+  externalComputerExec,
+  externalFileRead,
+  externalFileWrite,
+  externalComputerObserve,
+  externalBrowserNavigate,
+  externalBrowserSnapshot,
+  externalBrowserAct,
+  externalComputerDestroy,
 ] as const;
 
 type AnyContract = (typeof RPC_CONTRACTS)[number];
@@ -108,3 +133,6 @@ export type RpcOutput<N extends RpcName> = z.output<RpcContracts[N]["output"]>;
 export const RPC_CONTRACT_BY_NAME: ReadonlyMap<string, RpcContract> = new Map(
   RPC_CONTRACTS.map((contract) => [contract.name, contract]),
 );
+
+/** The external computer surface's RPC names (issue 19): what `EXTERNAL_COMPUTER_TOKEN` may call. */
+export type ExternalRpcName = Extract<RpcName, `external/${string}`>;

@@ -90,6 +90,13 @@ export const apiEnvSchema = z.object({
   ...screenServiceShape,
   ...agentModelShape,
   BOOTSTRAP_TOKEN: optionalString,
+  /**
+   * Enables the external computer surface (`external/*` RPCs, issue 19) for programs outside
+   * the app, such as `apps/bridge`; at least 32 characters. Unset, the surface does not exist.
+   */
+  EXTERNAL_COMPUTER_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 32, {
+    message: "EXTERNAL_COMPUTER_TOKEN must be at least 32 characters",
+  }),
   /** `kid:base64(32 bytes)`, comma-separated, newest first; the launcher generates one when unset. */
   SCREEN_CAPABILITY_KEYS: optionalString,
   /** The longest lifetime `computer/screenUrl` grants (`ttlSeconds`); longer asks are refused. */

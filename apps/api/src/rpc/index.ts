@@ -12,6 +12,19 @@ import {
 } from "./computer.ts";
 import type { RpcDefinition } from "./define.ts";
 import { computerAct, computerObserve } from "./desktop.ts";
+import {
+  externalBrowserAct,
+  externalBrowserNavigate,
+  externalBrowserSnapshot,
+  externalComputerCreate,
+  externalComputerDestroy,
+  externalComputerExec,
+  externalComputerList,
+  externalComputerObserve,
+  externalComputerState,
+  externalFileRead,
+  externalFileWrite,
+} from "./external.ts";
 import { computerFilesList, computerFilesRead } from "./files.ts";
 import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./identity.ts";
 import { computerSetNetwork } from "./network.ts";
@@ -74,6 +87,17 @@ export const RPCS = [
   agentRun,
   computerScreenUrl,
   computerRevokeScreenUrl,
+  externalComputerCreate,
+  externalComputerList,
+  externalComputerState,
+  externalComputerExec,
+  externalFileRead,
+  externalFileWrite,
+  externalComputerObserve,
+  externalBrowserNavigate,
+  externalBrowserSnapshot,
+  externalBrowserAct,
+  externalComputerDestroy,
 ] as const satisfies readonly RpcDefinition[];
 
 // A contract without a handler (or a handler for a name the contract lacks) fails to compile.
