@@ -77,7 +77,7 @@ describe("every external RPC refuses every credential but the external token", (
     for (const [label, authorization] of refused) {
       const res = await call(name, authorization);
       expect(res.status, `${name} with ${label}`).toBe(401);
-      expect((await res.json()).error.code, `${name} with ${label}`).toBe("UNAUTHENTICATED");
+      expect(((await res.json()) as { error: { code: string } }).error.code, `${name} with ${label}`).toBe("UNAUTHENTICATED");
     }
   });
 
@@ -98,7 +98,7 @@ describe("every external RPC refuses every credential but the external token", (
           body: JSON.stringify(exampleFor(name, ids)),
         });
         expect(res.status, name).toBe(404);
-        expect((await res.json()).error.code, name).toBe("UNKNOWN_RPC");
+        expect(((await res.json()) as { error: { code: string } }).error.code, name).toBe("UNKNOWN_RPC");
       }
     } finally {
       await off.close();
