@@ -77,7 +77,9 @@ describe("every external RPC refuses every credential but the external token", (
     for (const [label, authorization] of refused) {
       const res = await call(name, authorization);
       expect(res.status, `${name} with ${label}`).toBe(401);
-      expect(((await res.json()) as { error: { code: string } }).error.code, `${name} with ${label}`).toBe("UNAUTHENTICATED");
+      expect(((await res.json()) as { error: { code: string } }).error.code, `${name} with ${label}`).toBe(
+        "UNAUTHENTICATED",
+      );
     }
   });
 

@@ -58,13 +58,13 @@ async function exercise(client: Client): Promise<void> {
       .subarray(0, 4)
       .toString("hex"),
   ).toBe("89504e47");
+  await call("bash", { command: pageServerCommand(8766) });
   const nav = json(
-    await call("rakazo_computer_browser", {
-      action: "navigate",
-      url: "data:text/html,<title>mcp page</title>",
-    }),
+    await call("rakazo_computer_browser", { action: "navigate", url: "http://127.0.0.1:8766/" }),
   );
-  expect(nav.title).toBe("mcp page");
+  expect(nav.title).toBe("none");
+  const snap = json(await call("rakazo_computer_browser", { action: "snapshot" }));
+  expect(snap.text).toContain("hello external");
   // A tool refusal is a tool error, not a protocol failure.
   const bad = (await client.callTool({
     name: "rakazo_file",

@@ -14,7 +14,7 @@ const timeoutMs = z.number().int().min(1).max(600_000).optional();
 // Page actions are checked by the API's contract; the bridge passes them through.
 const pageActions = z.array(z.record(z.string(), z.unknown())).min(1).max(50);
 
-export const TOOL_INPUTS = {
+const TOOL_INPUTS = {
   computer_create: z.strictObject({ scope: scopeSchema }),
   computers: z.union([z.strictObject({ scope: scopeSchema }), z.strictObject(held)]),
   computer_exec: z.strictObject({
@@ -44,7 +44,7 @@ export const TOOL_INPUTS = {
 } as const;
 
 export type ToolName = keyof typeof TOOL_INPUTS;
-export type ToolInput<N extends ToolName> = z.infer<(typeof TOOL_INPUTS)[N]>;
+type ToolInput<N extends ToolName> = z.infer<(typeof TOOL_INPUTS)[N]>;
 
 type Handlers = { [N in ToolName]: (computers: Computers, input: ToolInput<N>) => Promise<unknown> };
 
@@ -115,7 +115,7 @@ const HANDLERS: Handlers = {
     }),
 };
 
-export function isToolName(name: string): name is ToolName {
+function isToolName(name: string): name is ToolName {
   return Object.hasOwn(TOOL_INPUTS, name);
 }
 
