@@ -126,5 +126,7 @@ export function pageServerCommand(port: number): string {
     s.setHeader("content-type", "text/html");
     s.end("<title>" + (who ? "set" : (q.headers.cookie || "none")) + "</title><p>hello external</p><button>Go</button>");
   }).listen(${port}, "127.0.0.1")`;
-  return `setsid node -e '${script}' >/dev/null 2>&1 < /dev/null & sleep 0.5`;
+  // Waits until the port answers: node starts slowly on a loaded machine.
+  const ready = `for i in $(seq 1 150); do (echo > /dev/tcp/127.0.0.1/${port}) 2>/dev/null && exit 0; sleep 0.2; done; exit 1`;
+  return `setsid node -e '${script}' >/dev/null 2>&1 < /dev/null & ${ready}`;
 }
