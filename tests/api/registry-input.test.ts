@@ -7,15 +7,19 @@ import { type ExampleIds, exampleFor, MISSING_IDS } from "../support/rpc-example
 import { createTestSystem, type TestSystem } from "../support/system.ts";
 
 let system: TestSystem;
-let token: string;
+let userToken: string;
+const EXTERNAL_TOKEN = `ext_${"e".repeat(40)}`;
+/** Each RPC is called with the token its auth kind accepts, so only its input is at fault. */
+const tokenFor = (name: string) =>
+  RPC_CONTRACTS.find((c) => c.name === name)?.auth === "external" ? EXTERNAL_TOKEN : userToken;
 let ids: ExampleIds;
 /** The input's JSON Schema as GET /openapi.json publishes it, per RPC. */
 let requestSchemas: Map<string, { required?: string[] }>;
 
 beforeAll(async () => {
-  system = await createTestSystem();
+  system = await createTestSystem({ externalToken: EXTERNAL_TOKEN });
   const alice = await system.newTenant("alice");
-  token = alice.token;
+  userToken = alice.token;
   ids = { ...MISSING_IDS, spaceId: alice.spaceId, botId: alice.botId };
   const doc: any = await (await system.app.request("/openapi.json")).json();
   requestSchemas = new Map(
@@ -51,7 +55,7 @@ describe("every RPC refuses malformed input with INVALID_INPUT", () => {
     const required = requestSchemas.get(name)?.required ?? [];
     // No required field (space/list, setup/bootstrap): {} is valid input, not a refusal.
     if (required.length === 0) return;
-    const issues = expectInvalid(await system.rpc(name, {}, token), `${name} with {}`);
+    const issues = expectInvalid(await system.rpc(name, {}, tokenFor(name)), `${name} with {}`);
     expect(issues.map((i) => i.path).sort()).toEqual([...required].sort());
   });
 
@@ -59,16 +63,22 @@ describe("every RPC refuses malformed input with INVALID_INPUT", () => {
     const example = exampleFor(name, ids);
     const [field] = Object.keys(example);
     if (field === undefined) {
-      const issues = expectInvalid(await system.rpc(name, { unexpected: 1 }, token), `${name} + unknown key`);
+      const issues = expectInvalid(
+        await system.rpc(name, { unexpected: 1 }, tokenFor(name)),
+        `${name} + unknown key`,
+      );
       expect(JSON.stringify(issues)).toContain("unexpected");
       return;
     }
     const body = { ...example, [field]: wrongTyped(example[field]) };
-    const issues = expectInvalid(await system.rpc(name, body, token), `${name} with ${field} mistyped`);
+    const issues = expectInvalid(
+      await system.rpc(name, body, tokenFor(name)),
+      `${name} with ${field} mistyped`,
+    );
     expect(issues.map((i) => i.path)).toContain(field);
   });
 
   it.each(names)("%s: a body that is not an object", async (name) => {
-    expectInvalid(await system.rpc(name, ["computerId"], token), `${name} with an array`);
+    expectInvalid(await system.rpc(name, ["computerId"], tokenFor(name)), `${name} with an array`);
   });
 });

@@ -82,6 +82,22 @@ export const RPC_EXAMPLES: Examples = {
   "computer/screenUrl": ({ computerId, botId }) => ({ computerId, botId, policy: "view" }),
   "computer/revokeScreenUrl": ({ computerId }) => ({ computerId, capabilityId: "A".repeat(22) }),
   "computer/terminalUrl": ({ computerId, botId }) => ({ computerId, botId }),
+  // The external surface (issue 19): keys and screens are caller-chosen strings.
+  "external/computer/create": () => ({ screen: "conversation-1", wait: false }),
+  "external/computer/list": () => ({}),
+  "external/computer/state": ({ computerId }) => ({ computerId }),
+  "external/computer/exec": ({ computerId }) => ({ computerId, argv: ["echo", "hi"] }),
+  "external/file/read": ({ computerId }) => ({ computerId, path: "notes.txt" }),
+  "external/file/write": ({ computerId }) => ({ computerId, path: "notes.txt", content: "hi" }),
+  "external/computer/observe": ({ computerId }) => ({ computerId, screen: "conversation-1" }),
+  "external/browser/navigate": ({ computerId }) => ({ computerId, screen: "s", url: "https://example.com" }),
+  "external/browser/snapshot": ({ computerId }) => ({ computerId, screen: "s" }),
+  "external/browser/act": ({ computerId }) => ({
+    computerId,
+    screen: "s",
+    actions: [{ type: "wait", ms: 1 }],
+  }),
+  "external/computer/destroy": ({ computerId }) => ({ computerId, wait: false }),
 };
 
 /** The example for `name`; fails with a message telling the RPC's author what to add. */

@@ -54,6 +54,8 @@ export async function createTestSystem(
     homes?: (dataDir: string) => Promise<AgentHomeStore> | AgentHomeStore;
     /** Starts headless Chromium on demand for `BROWSER_PROVIDER=emulator` page tools (BRW-7). */
     headlessBrowsers?: boolean;
+    /** Enables the external computer surface with this token (issue 19). */
+    externalToken?: string;
   } = {},
 ): Promise<TestSystem> {
   const database = await createTestDatabase();
@@ -66,6 +68,7 @@ export async function createTestSystem(
   registerLogSecret(masterKey.toString("hex"), "the master key (hex)");
   registerLogSecret(masterKey.toString("base64"), "the master key (base64)");
   registerLogSecret(options.bootstrapToken, "the bootstrap token");
+  registerLogSecret(options.externalToken, "the external computer token");
   const keys = new LocalKeyWrapper(masterKey);
   const headless: HeadlessBrowserRuntime | undefined = options.headlessBrowsers
     ? startHeadlessBrowsers()
@@ -83,7 +86,13 @@ export async function createTestSystem(
   const api = await createRuntime({ ...shared, role: "api" });
   const { ctx } = api;
   const activityFeed = await startActivityFeed({ db: database.db, log });
-  const app = createApiApp({ ctx, log, bootstrapToken: options.bootstrapToken, activityFeed });
+  const app = createApiApp({
+    ctx,
+    log,
+    bootstrapToken: options.bootstrapToken,
+    activityFeed,
+    externalToken: options.externalToken,
+  });
   const workers: RunningWorker[] = [];
 
   return {

@@ -7,6 +7,7 @@ import {
   AppError,
   authenticateToken,
   type Caller,
+  EXTERNAL_CALLER,
   isAppError,
   type ServiceContext,
 } from "@rakazo/services";
@@ -37,6 +38,11 @@ export interface ApiOptions {
    * `rpc.output_mismatch` and still sends the result, because the verb has already acted.
    */
   readonly outputValidation?: "strict" | "log";
+  /**
+   * `EXTERNAL_COMPUTER_TOKEN` (issue 19, EXT-1): enables the `external/*` RPCs, authorized by
+   * this token alone. Only its SHA-256 is kept; unset, those RPCs answer UNKNOWN_RPC.
+   */
+  readonly externalToken?: string | undefined;
 }
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -49,18 +55,20 @@ function bearer(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
+const sha256 = (secret: string): Buffer => createHash("sha256").update(secret).digest();
+
 function sameSecret(a: string, b: string): boolean {
   // Hash first so the comparison is constant-time whatever the lengths.
-  const ha = createHash("sha256").update(a).digest();
-  const hb = createHash("sha256").update(b).digest();
-  return timingSafeEqual(ha, hb);
+  return timingSafeEqual(sha256(a), sha256(b));
 }
 
-export function createApiApp(options: ApiOptions): Hono {
+export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
   const { ctx, log } = options;
   const served: readonly RpcDefinition[] = options.rpcs ?? RPCS;
   const rpcs = new Map(served.map((r) => [r.contract.name, r]));
   const outputValidation = options.outputValidation ?? "strict";
+  // Only the hash of the external token lives on (EXT-1); each call is hashed and compared.
+  const externalTokenHash = externalToken ? sha256(externalToken) : undefined;
   const app = new Hono();
 
   app.use("*", async (c, next) => {
@@ -140,12 +148,20 @@ export function createApiApp(options: ApiOptions): Hono {
     // Names are `<namespace>/<method>` or deeper (`computer/files/list`).
     const name = c.req.path.slice("/rpc/".length);
     const rpc = rpcs.get(name);
-    if (!rpc) throw new AppError("UNKNOWN_RPC", `unknown RPC ${name.slice(0, 100)}`);
+    // The external surface is off unless configured: its RPCs then do not exist (EXT-1).
+    if (!rpc || (rpc.contract.auth === "external" && !externalTokenHash)) {
+      throw new AppError("UNKNOWN_RPC", `unknown RPC ${name.slice(0, 100)}`);
+    }
 
     const secret = bearer(c.req.header("authorization"));
     let caller = BOOTSTRAP_CALLER;
     if (rpc.contract.auth === "token") {
       caller = await authenticateToken(ctx, secret);
+    } else if (rpc.contract.auth === "external") {
+      if (!externalTokenHash || !timingSafeEqual(sha256(secret ?? ""), externalTokenHash)) {
+        throw new AppError("UNAUTHENTICATED", "this RPC requires the external computer token");
+      }
+      caller = EXTERNAL_CALLER;
     } else if (options.bootstrapToken !== undefined && !sameSecret(secret ?? "", options.bootstrapToken)) {
       throw new AppError("UNAUTHENTICATED", "setup requires the configured bootstrap token");
     }

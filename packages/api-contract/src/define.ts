@@ -11,8 +11,11 @@ export interface RpcContract<
   O extends z.ZodType = z.ZodType,
 > {
   readonly name: N;
-  /** `token`: a bearer API token; `bootstrap`: first-run setup (optionally a bootstrap token). */
-  readonly auth: "token" | "bootstrap";
+  /**
+   * `token`: a bearer API token; `bootstrap`: first-run setup (optionally a bootstrap token);
+   * `external`: the deployment's `EXTERNAL_COMPUTER_TOKEN` (issue 19), served only when set.
+   */
+  readonly auth: "token" | "bootstrap" | "external";
   readonly input: I;
   /** What `result` holds on the wire (Dates are already ISO strings here). */
   readonly output: O;

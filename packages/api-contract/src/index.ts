@@ -18,6 +18,19 @@ import {
 } from "./rpc/computer.ts";
 import { computerAct, computerObserve } from "./rpc/desktop.ts";
 import {
+  externalBrowserAct,
+  externalBrowserNavigate,
+  externalBrowserSnapshot,
+  externalComputerCreate,
+  externalComputerDestroy,
+  externalComputerExec,
+  externalComputerList,
+  externalComputerObserve,
+  externalComputerState,
+  externalFileRead,
+  externalFileWrite,
+} from "./rpc/external.ts";
+import {
   computerAttachmentsDownload,
   computerAttachmentsList,
   computerFilesDownload,
@@ -55,6 +68,7 @@ export * from "./rpc/activity.ts";
 export * from "./rpc/agent.ts";
 export * from "./rpc/computer.ts";
 export * from "./rpc/desktop.ts";
+export * from "./rpc/external.ts";
 export * from "./rpc/files.ts";
 export * from "./rpc/identity.ts";
 export * from "./rpc/network.ts";
@@ -107,6 +121,17 @@ export const RPC_CONTRACTS = [
   computerScreenUrl,
   computerRevokeScreenUrl,
   computerTerminalUrl,
+  externalComputerCreate,
+  externalComputerList,
+  externalComputerState,
+  externalComputerExec,
+  externalFileRead,
+  externalFileWrite,
+  externalComputerObserve,
+  externalBrowserNavigate,
+  externalBrowserSnapshot,
+  externalBrowserAct,
+  externalComputerDestroy,
 ] as const;
 
 type AnyContract = (typeof RPC_CONTRACTS)[number];
@@ -124,3 +149,6 @@ export type RpcOutput<N extends RpcName> = z.output<RpcContracts[N]["output"]>;
 export const RPC_CONTRACT_BY_NAME: ReadonlyMap<string, RpcContract> = new Map(
   RPC_CONTRACTS.map((contract) => [contract.name, contract]),
 );
+
+/** The external computer surface's RPC names (issue 19): what `EXTERNAL_COMPUTER_TOKEN` may call. */
+export type ExternalRpcName = Extract<RpcName, `external/${string}`>;

@@ -5,9 +5,9 @@
  *   const rakazo = createClient({ baseUrl: "http://127.0.0.1:3000", token });
  *   const computer = await rakazo.call("computer/get", { computerId });
  */
-import type { RpcInput, RpcName, RpcOutput } from "@rakazo/api-contract";
+import type { ExternalRpcName, RpcInput, RpcName, RpcOutput } from "@rakazo/api-contract";
 
-export type { RpcInput, RpcName, RpcOutput } from "@rakazo/api-contract";
+export type { ExternalRpcName, RpcInput, RpcName, RpcOutput } from "@rakazo/api-contract";
 
 /** A refusal from the API: `code` is the stable error code (README "Errors"). */
 export class RakazoApiError extends Error {
@@ -81,4 +81,17 @@ export function createClient(options: ClientOptions): RakazoClient {
       return (body as { result: RpcOutput<typeof name> }).result;
     },
   };
+}
+
+/** The external computer surface's client (issue 19): only `external/*` names type-check. */
+export interface ExternalClient {
+  call<N extends ExternalRpcName>(name: N, input: RpcInput<N>): Promise<RpcOutput<N>>;
+}
+
+/**
+ *   const rakazo = createExternalClient({ baseUrl, token: process.env.EXTERNAL_COMPUTER_TOKEN });
+ *   const { computer } = await rakazo.call("external/computer/create", { screen: "conversation-7" });
+ */
+export function createExternalClient(options: ClientOptions): ExternalClient {
+  return createClient(options);
 }

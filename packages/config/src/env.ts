@@ -95,6 +95,13 @@ export const apiEnvSchema = z.object({
   ...screenServiceShape,
   ...agentModelShape,
   BOOTSTRAP_TOKEN: optionalString,
+  /**
+   * Enables the external computer surface (`external/*` RPCs, issue 19) for programs outside
+   * the app, such as `apps/bridge`; at least 32 characters. Unset, the surface does not exist.
+   */
+  EXTERNAL_COMPUTER_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 32, {
+    message: "EXTERNAL_COMPUTER_TOKEN must be at least 32 characters",
+  }),
   /** `kid:base64(32 bytes)`, comma-separated, newest first; the launcher generates one when unset. */
   SCREEN_CAPABILITY_KEYS: optionalString,
   /** The longest lifetime `computer/screenUrl` grants (`ttlSeconds`); longer asks are refused. */
@@ -140,6 +147,34 @@ export const webEnvSchema = z.object({
   API_INTERNAL_URL: optionalString,
 });
 
+/**
+ * `apps/bridge` (issue 19): the stateless credential proxy. It alone holds the external token;
+ * its callers hold only BRIDGE_TOKEN. Not part of the launcher's runtime slice: it runs beside
+ * a deployment, often on another machine.
+ */
+const secret = (name: string) =>
+  z.string().min(32, `${name} must be at least 32 characters (openssl rand -hex 32)`);
+export const bridgeEnvSchema = z.object({
+  LOG_LEVEL: coreShape.LOG_LEVEL,
+  BRIDGE_TOKEN: secret("BRIDGE_TOKEN"),
+  /** The API's EXTERNAL_COMPUTER_TOKEN. */
+  RAKAZO_EXTERNAL_TOKEN: secret("RAKAZO_EXTERNAL_TOKEN"),
+  /** Where the API listens, e.g. http://127.0.0.1:3000. */
+  RAKAZO_API_URL: z.url(),
+  BRIDGE_HOST: z.string().default("127.0.0.1"),
+  BRIDGE_PORT: port.default(7400),
+});
+
+/** The bridge's stdio MCP server: a child of the harness, so it holds only BRIDGE_TOKEN. */
+export const bridgeMcpEnvSchema = z.object({
+  BRIDGE_URL: z.url(),
+  BRIDGE_TOKEN: secret("BRIDGE_TOKEN"),
+  /** The conversation this harness session is; a random one per process when unset. */
+  BRIDGE_CONVERSATION_ID: optionalString,
+  /** The Team root for `share: true`. */
+  BRIDGE_TEAM_ROOT: optionalString,
+});
+
 /** Everything: the launcher checks every slice before it starts the processes that read them. */
 export const runtimeEnvSchema = z.object({
   ...apiEnvSchema.shape,
@@ -152,6 +187,8 @@ export type ApiEnv = z.infer<typeof apiEnvSchema>;
 export type WorkerEnv = z.infer<typeof workerEnvSchema>;
 export type WebEnv = z.infer<typeof webEnvSchema>;
 export type RuntimeEnv = z.infer<typeof runtimeEnvSchema>;
+export type BridgeEnv = z.infer<typeof bridgeEnvSchema>;
+export type BridgeMcpEnv = z.infer<typeof bridgeMcpEnvSchema>;
 /** The variables API and worker share: what `createRuntime` needs to build the same context. */
 export type ServicesEnv = Pick<
   ApiEnv & WorkerEnv,
@@ -179,6 +216,10 @@ export const parseApiEnv = (env: Record<string, string | undefined>): ApiEnv => 
 export const parseWorkerEnv = (env: Record<string, string | undefined>): WorkerEnv =>
   parseSlice(workerEnvSchema, env);
 export const parseWebEnv = (env: Record<string, string | undefined>): WebEnv => parseSlice(webEnvSchema, env);
+export const parseBridgeEnv = (env: Record<string, string | undefined>): BridgeEnv =>
+  parseSlice(bridgeEnvSchema, env);
+export const parseBridgeMcpEnv = (env: Record<string, string | undefined>): BridgeMcpEnv =>
+  parseSlice(bridgeMcpEnvSchema, env);
 export const parseRuntimeEnv = (env: Record<string, string | undefined>): RuntimeEnv =>
   parseSlice(runtimeEnvSchema, env);
 

@@ -337,3 +337,21 @@ export const attachments = pgTable(
   },
   (t) => [index("attachments_computer_idx").on(t.computerId, t.createdAt)],
 );
+
+/**
+ * The external computer surface (issue 19, EXT-2): a caller-chosen computer key (a
+ * conversation id, a team root, `account:<name>`) and the computer it names now. Adopting by
+ * key is a lookup here; destroying removes the row, so the key may name a new computer later.
+ * One row per live key; the computer row keeps its own history.
+ */
+export const externalComputers = pgTable(
+  "external_computers",
+  {
+    key: text("key").primaryKey(),
+    computerId: text("computer_id")
+      .notNull()
+      .references(() => computers.id, { onDelete: "cascade" }),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("external_computers_computer_uq").on(t.computerId)],
+);

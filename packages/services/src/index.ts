@@ -21,6 +21,7 @@ export * from "./computers/tools.ts";
 export * from "./computers/view.ts";
 export * from "./context.ts";
 export * from "./errors.ts";
+export * from "./external/index.ts";
 export * from "./homes/index.ts";
 export * from "./identity/bootstrap.ts";
 export * from "./identity/spaces.ts";

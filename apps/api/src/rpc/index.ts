@@ -13,6 +13,19 @@ import {
 import type { RpcDefinition } from "./define.ts";
 import { computerAct, computerObserve } from "./desktop.ts";
 import {
+  externalBrowserAct,
+  externalBrowserNavigate,
+  externalBrowserSnapshot,
+  externalComputerCreate,
+  externalComputerDestroy,
+  externalComputerExec,
+  externalComputerList,
+  externalComputerObserve,
+  externalComputerState,
+  externalFileRead,
+  externalFileWrite,
+} from "./external.ts";
+import {
   computerAttachmentsDownload,
   computerAttachmentsList,
   computerFilesDownload,
@@ -88,6 +101,17 @@ export const RPCS = [
   computerScreenUrl,
   computerRevokeScreenUrl,
   computerTerminalUrl,
+  externalComputerCreate,
+  externalComputerList,
+  externalComputerState,
+  externalComputerExec,
+  externalFileRead,
+  externalFileWrite,
+  externalComputerObserve,
+  externalBrowserNavigate,
+  externalBrowserSnapshot,
+  externalBrowserAct,
+  externalComputerDestroy,
 ] as const satisfies readonly RpcDefinition[];
 
 // A contract without a handler (or a handler for a name the contract lacks) fails to compile.

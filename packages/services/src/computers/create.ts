@@ -31,32 +31,61 @@ export async function createComputer(
     if (!input.botId) throw new AppError("INVALID_INPUT", "a private computer needs botId");
     await requireBotInSpace(ctx, input.spaceId, input.botId);
   }
+  const { row, operationId } = await ctx.db.transaction((tx) =>
+    insertComputer(tx, ctx, {
+      spaceId: input.spaceId,
+      name: input.name ?? (input.mode === "team" ? "Team Computer" : "Private Computer"),
+      mode: input.mode,
+      ownerBotId: input.mode === "private" ? (input.botId ?? null) : null,
+      ...(input.size ? { size: input.size } : {}),
+      ...(input.network ? { network: input.network } : {}),
+    }),
+  );
+  await enqueueOperation(ctx, "computer.provision", row.id, operationId);
+  ctx.log.info("computer.created", { computerId: row.id, spaceId: input.spaceId, mode: input.mode });
+  return toComputerView(row);
+}
+
+type Transaction = Parameters<Parameters<ServiceContext["db"]["transaction"]>[0]>[0];
+
+/**
+ * Inserts a provisioning computer and its queued provision operation inside the caller's
+ * transaction; the caller enqueues the job after commit. Shared by `computer/create` and the
+ * external surface's create-or-adopt (issue 19), which holds a per-key lock around it.
+ */
+export async function insertComputer(
+  tx: Transaction,
+  ctx: Pick<ServiceContext, "provider" | "sizing" | "networkDefault">,
+  input: {
+    readonly spaceId: string;
+    readonly name: string;
+    readonly mode: ComputerMode;
+    readonly ownerBotId: string | null;
+    readonly size?: Partial<ComputerSize>;
+    readonly network?: NetworkPolicy;
+  },
+): Promise<{ row: typeof computers.$inferSelect; operationId: string }> {
   const size = resolveSize(ctx.sizing ?? DEFAULT_SIZING, input.size);
   const network = resolveCreatePolicy(ctx, input.network);
   const id = newId("computer");
-  const { row, operationId } = await ctx.db.transaction(async (tx) => {
-    const [inserted] = await tx
-      .insert(computers)
-      .values({
-        id,
-        spaceId: input.spaceId,
-        name: input.name ?? (input.mode === "team" ? "Team Computer" : "Private Computer"),
-        mode: input.mode,
-        ownerBotId: input.mode === "private" ? (input.botId ?? null) : null,
-        providerKind: ctx.provider.kind,
-        state: "provisioning",
-        homeKey: id.replace(/^cmp_/, "home_"),
-        memoryMib: size.memoryMib,
-        cpuMillis: Math.round(size.cpus * 1000),
-        pidsLimit: size.pids,
-        network: storedPolicy(network),
-      })
-      .returning();
-    const operationId = await recordOperation(tx, id, "provision", "queued");
-    return { row: inserted, operationId };
-  });
+  const [row] = await tx
+    .insert(computers)
+    .values({
+      id,
+      spaceId: input.spaceId,
+      name: input.name,
+      mode: input.mode,
+      ownerBotId: input.ownerBotId,
+      providerKind: ctx.provider.kind,
+      state: "provisioning",
+      homeKey: id.replace(/^cmp_/, "home_"),
+      memoryMib: size.memoryMib,
+      cpuMillis: Math.round(size.cpus * 1000),
+      pidsLimit: size.pids,
+      network: storedPolicy(network),
+    })
+    .returning();
   if (!row) throw new AppError("INTERNAL", "computer insert returned nothing");
-  await enqueueOperation(ctx, "computer.provision", id, operationId);
-  ctx.log.info("computer.created", { computerId: id, spaceId: input.spaceId, mode: input.mode });
-  return toComputerView(row);
+  const operationId = await recordOperation(tx, id, "provision", "queued");
+  return { row, operationId };
 }

@@ -1,0 +1,29 @@
+/** The bridge process (issue 19): `node apps/bridge/src/main.ts`, configured by the environment. */
+import { serve } from "@hono/node-server";
+import { parseBridgeEnv } from "@rakazo/config";
+import { createLogger } from "@rakazo/log";
+import { createBridge } from "./server.ts";
+
+const env = parseBridgeEnv(process.env);
+const log = createLogger({ level: env.LOG_LEVEL, base: { service: "bridge" } });
+const bridge = createBridge({
+  apiUrl: env.RAKAZO_API_URL,
+  externalToken: env.RAKAZO_EXTERNAL_TOKEN,
+  bridgeToken: env.BRIDGE_TOKEN,
+  log,
+});
+const server = serve(
+  { fetch: bridge.app.fetch, hostname: env.BRIDGE_HOST, port: env.BRIDGE_PORT },
+  (info) => {
+    // Tests start the bridge on port 0 and read the port from this line.
+    log.info("bridge.listening", { host: env.BRIDGE_HOST, port: info.port });
+  },
+);
+
+async function shutdown(signal: string): Promise<void> {
+  log.info("bridge.stopping", { signal });
+  await bridge.close();
+  server.close(() => process.exit(0));
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

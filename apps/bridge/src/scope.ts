@@ -1,0 +1,52 @@
+/**
+ * Identity is derived, not remembered (issue 19): the computer key and the screen identity a
+ * caller gets are a pure function of its scope, so a restarted bridge or harness finds the same
+ * computer again from the scope alone — no state file, no lease, no heartbeat.
+ *
+ * - default: one computer per conversation (`conversation:<id>`), one screen on it;
+ * - `share: true`: the Team root's computer (`team:<root>`), one screen per conversation;
+ * - `account: <name>`: one long-lived computer and screen for every conversation naming it.
+ *
+ * Each step gives up isolation for continuity; a shared computer is not a security boundary.
+ */
+import { z } from "zod";
+import { BridgeError } from "./errors.ts";
+
+const name = z
+  .string()
+  .min(1)
+  .max(160)
+  .regex(/^[^\p{Cc}]+$/u, "expected printable text");
+
+export const scopeSchema = z.strictObject({
+  conversationId: name,
+  teamRoot: name.optional(),
+  share: z.boolean().optional(),
+  account: name.optional(),
+});
+export type Scope = z.infer<typeof scopeSchema>;
+
+export interface Identity {
+  /** The API's computer key. */
+  readonly key: string;
+  /** The API's screen identity on that computer. */
+  readonly screen: string;
+}
+
+export function identityOf(scope: Scope): Identity {
+  if (scope.account !== undefined) {
+    if (scope.share) throw new BridgeError("INVALID_INPUT", "account and share are exclusive");
+    return { key: `account:${scope.account}`, screen: `account:${scope.account}` };
+  }
+  if (scope.share) {
+    // The guard: sharing needs a stated Team root. Without one there is nothing to share, and
+    // falling back to any other name would put unrelated conversations on one computer.
+    if (scope.teamRoot === undefined) throw new BridgeError("INVALID_INPUT", "share: true needs teamRoot");
+    return {
+      key: `team:${scope.teamRoot}`,
+      screen: `team:${scope.teamRoot}/conversation:${scope.conversationId}`,
+    };
+  }
+  // Default: the conversation alone, whatever Team it belongs to.
+  return { key: `conversation:${scope.conversationId}`, screen: `conversation:${scope.conversationId}` };
+}

@@ -1,0 +1,166 @@
+/**
+ * The external computer surface (issue 19, EXT-1..3): RPCs for programs outside the app,
+ * authorized by the deployment's one `EXTERNAL_COMPUTER_TOKEN` (`auth: "external"`) and served
+ * only when it is configured. Computers are named by a caller-chosen key, screens by a
+ * caller-chosen identity; neither has to look like a Rakazo id.
+ */
+import {
+  pageActionSchema,
+  pageActResultSchema,
+  pageNavigationSchema,
+  pageSnapshotSchema,
+} from "@rakazo/protocol";
+import { z } from "zod";
+import { defineContract, ids, timestamp } from "../define.ts";
+import { screenSlot } from "../views.ts";
+
+/** A caller-chosen name: printable, no control characters (it shows up in logs and UIs). */
+const callerName = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^\p{Cc}]+$/u, "expected printable text without control characters");
+
+const computerId = z.string().regex(ids.computer, "expected a computer id (cmp_…)");
+
+const computerState = z.enum([
+  "unprovisioned",
+  "provisioning",
+  "running",
+  "stopping",
+  "stopped",
+  "deleting",
+  "deleted",
+  "failed",
+]);
+
+export const externalComputerView = z.strictObject({
+  computerId: z.string(),
+  key: z.string(),
+  state: computerState,
+  lastError: z.string().nullable(),
+  createdAt: timestamp,
+});
+
+export const externalScreenView = z.strictObject({
+  screen: z.string(),
+  botId: z.string(),
+  /** The X display serving the screen now; null until its first graphical call. */
+  display: z.number().int().nullable(),
+});
+
+const screenTarget = { computerId, screen: callerName };
+
+export const externalComputerCreate = defineContract({
+  name: "external/computer/create",
+  auth: "external",
+  input: z.strictObject({
+    /** The screen identity (its own display and browser profile on the computer). */
+    screen: callerName,
+    /** Names the computer; several screens share it by passing the same key. Defaults to `screen`. */
+    key: callerName.optional(),
+    /** Return only once the computer runs (or failed); default true. */
+    wait: z.boolean().default(true),
+  }),
+  output: z.strictObject({
+    computer: externalComputerView,
+    screen: externalScreenView,
+    created: z.boolean(),
+  }),
+});
+
+export const externalComputerList = defineContract({
+  name: "external/computer/list",
+  auth: "external",
+  input: z.strictObject({}),
+  output: z.array(externalComputerView),
+});
+
+export const externalComputerState = defineContract({
+  name: "external/computer/state",
+  auth: "external",
+  input: z.strictObject({ computerId }),
+  output: z.strictObject({ computer: externalComputerView, screens: z.array(externalScreenView) }),
+});
+
+export const externalComputerExec = defineContract({
+  name: "external/computer/exec",
+  auth: "external",
+  input: z.strictObject({
+    computerId,
+    argv: z.array(z.string().max(100_000)).min(1).max(1_000),
+    cwd: z.string().max(4_096).optional(),
+    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional(),
+    stdin: z.string().max(10_000_000).optional(),
+    timeoutMs: z.number().int().min(1).max(600_000).optional(),
+  }),
+  output: z.strictObject({
+    exitCode: z.number().int(),
+    stdout: z.string(),
+    stderr: z.string(),
+    timedOut: z.boolean(),
+    truncated: z.boolean(),
+  }),
+});
+
+const workspacePath = z.string().min(1).max(4_096);
+
+export const externalFileRead = defineContract({
+  name: "external/file/read",
+  auth: "external",
+  input: z.strictObject({ computerId, path: workspacePath }),
+  output: z.strictObject({ path: z.string(), content: z.string(), bytes: z.number().int() }),
+});
+
+export const externalFileWrite = defineContract({
+  name: "external/file/write",
+  auth: "external",
+  input: z.strictObject({ computerId, path: workspacePath, content: z.string().max(1024 * 1024) }),
+  output: z.strictObject({ path: z.string(), bytes: z.number().int() }),
+});
+
+export const externalComputerObserve = defineContract({
+  name: "external/computer/observe",
+  auth: "external",
+  input: z.strictObject(screenTarget),
+  output: z.strictObject({
+    pngBase64: z.string(),
+    width: z.number().int(),
+    height: z.number().int(),
+    frameHash: z.string(),
+    slot: screenSlot,
+  }),
+});
+
+export const externalBrowserNavigate = defineContract({
+  name: "external/browser/navigate",
+  auth: "external",
+  input: z.strictObject({ ...screenTarget, url: z.string().min(1).max(8_192) }),
+  output: pageNavigationSchema,
+});
+
+export const externalBrowserSnapshot = defineContract({
+  name: "external/browser/snapshot",
+  auth: "external",
+  input: z.strictObject(screenTarget),
+  output: pageSnapshotSchema,
+});
+
+export const externalBrowserAct = defineContract({
+  name: "external/browser/act",
+  auth: "external",
+  input: z.strictObject({ ...screenTarget, actions: z.array(pageActionSchema).min(1).max(50) }),
+  output: pageActResultSchema,
+});
+
+export const externalComputerDestroy = defineContract({
+  name: "external/computer/destroy",
+  auth: "external",
+  input: z.strictObject({ computerId, wait: z.boolean().default(true) }),
+  /** Idempotent: an unknown or already destroyed computer answers `destroyed: false`. */
+  output: z.strictObject({
+    computerId: z.string(),
+    destroyed: z.boolean(),
+    state: z.union([computerState, z.literal("unknown")]),
+  }),
+});

@@ -1,0 +1,3 @@
+export * from "./account.ts";
+export * from "./computers.ts";
+export * from "./tools.ts";
