@@ -13,7 +13,7 @@
  * as the create asked. A resume issues a fresh envd access token, as the service does.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { createServer, type IncomingMessage, request as httpRequest, type ServerResponse } from "node:http";
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type Docker from "dockerode";
 import {
@@ -87,7 +87,6 @@ export interface E2BEmulator {
 
 const ENVD_VERSION = "0.6.4";
 
-
 function safeEqual(a: string, b: string): boolean {
   const x = createHash("sha256").update(a).digest();
   const y = createHash("sha256").update(b).digest();
@@ -112,7 +111,10 @@ function sendJson(response: ServerResponse, status: number, body?: unknown): voi
     return;
   }
   const text = JSON.stringify(body);
-  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  response.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+  });
   response.end(text);
 }
 
@@ -205,7 +207,10 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
     const createPath = flavor === "e2b" ? "/v2/sandboxes" : "/sandboxes";
     if (method === "POST" && path === createPath) {
       if (sandboxes.size >= maxSandboxes) {
-        throw new ApiError(429, `You have reached the maximum number of concurrent sandboxes (${maxSandboxes})`);
+        throw new ApiError(
+          429,
+          `You have reached the maximum number of concurrent sandboxes (${maxSandboxes})`,
+        );
       }
       const templateId = String(body.templateID ?? "base");
       const timeout = typeof body.timeout === "number" ? body.timeout : 300;
@@ -222,7 +227,8 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
         endAt: new Date(Date.now() + timeout * 1000),
         state: "running",
         envdAccessToken: randomBytes(16).toString("hex"),
-        trafficAccessToken: network.allowPublicTraffic === false ? randomBytes(16).toString("hex") : undefined,
+        trafficAccessToken:
+          network.allowPublicTraffic === false ? randomBytes(16).toString("hex") : undefined,
         autoPause: body.autoPause === true,
         processes: new Map(),
       };
@@ -259,7 +265,8 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
       return { status: 200, body: connectAnswer(sbx) };
     }
     match = /^\/sandboxes\/([^/]+)$/.exec(path);
-    if (match && method === "GET") return { status: 200, body: detail(found(decodeURIComponent(match[1] as string))) };
+    if (match && method === "GET")
+      return { status: 200, body: detail(found(decodeURIComponent(match[1] as string))) };
     if (match && method === "DELETE") {
       const id = decodeURIComponent(match[1] as string);
       found(id);
@@ -324,7 +331,9 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
     void proc.exitCode.then((code) => {
       sbx.processes.delete(pid);
       const status = `exit status ${code}`;
-      emit({ event: { end: { exitCode: code, exited: true, status, ...(code !== 0 ? { error: status } : {}) } } });
+      emit({
+        event: { end: { exitCode: code, exited: true, status, ...(code !== 0 ? { error: status } : {}) } },
+      });
     });
     return { pid, entry };
   };
@@ -378,7 +387,12 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
     const stat = await fsRun(sbx, 'stat -c "%F\t%s\t%a\t%U\t%G\t%Y" -- "$1"', path);
     if (stat.exitCode !== 0) throw new ConnectError("not_found", `path ${path} does not exist`);
     const [kind, size, mode, owner, group, mtime] = stat.stdout.toString().trim().split("\t");
-    const type = kind === "directory" ? "FILE_TYPE_DIRECTORY" : kind?.includes("symbolic") ? "FILE_TYPE_SYMLINK" : "FILE_TYPE_FILE";
+    const type =
+      kind === "directory"
+        ? "FILE_TYPE_DIRECTORY"
+        : kind?.includes("symbolic")
+          ? "FILE_TYPE_SYMLINK"
+          : "FILE_TYPE_FILE";
     const name = path.split("/").filter(Boolean).at(-1) ?? "/";
     return {
       name,
@@ -402,7 +416,12 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
         const p = message.process ?? {};
         const { pid, entry } = await startProcess(
           sbx,
-          { cmd: String(p.cmd), args: (p.args ?? []).map(String), envs: p.envs ?? {}, ...(p.cwd ? { cwd: String(p.cwd) } : {}) },
+          {
+            cmd: String(p.cmd),
+            args: (p.args ?? []).map(String),
+            envs: p.envs ?? {},
+            ...(p.cwd ? { cwd: String(p.cwd) } : {}),
+          },
           message.stdin === true,
         );
         return streamProcess(request, response, pid, entry);
@@ -465,7 +484,12 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
         return sendUnary(response, {});
       }
       case "filesystem.Filesystem/Move": {
-        const moved = await fsRun(sbx, 'mv -- "$1" "$2"', String(message.source), String(message.destination));
+        const moved = await fsRun(
+          sbx,
+          'mv -- "$1" "$2"',
+          String(message.source),
+          String(message.destination),
+        );
         if (moved.exitCode !== 0) throw new ConnectError("not_found", moved.stderr.toString().trim());
         return sendUnary(response, { entry: await entryInfo(sbx, String(message.destination)) });
       }
@@ -489,9 +513,14 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
     if (request.method === "GET") {
       const path = url.searchParams.get("path") ?? "";
       const read = await fsRun(sbx, '[ -f "$1" ] || exit 44; exec cat -- "$1"', path);
-      if (read.exitCode === 44) return sendJson(response, 404, { code: 404, message: `file ${path} not found` });
-      if (read.exitCode !== 0) return sendJson(response, 500, { code: 500, message: read.stderr.toString().trim() });
-      response.writeHead(200, { "content-type": "application/octet-stream", "content-length": read.stdout.length });
+      if (read.exitCode === 44)
+        return sendJson(response, 404, { code: 404, message: `file ${path} not found` });
+      if (read.exitCode !== 0)
+        return sendJson(response, 500, { code: 500, message: read.stderr.toString().trim() });
+      response.writeHead(200, {
+        "content-type": "application/octet-stream",
+        "content-length": read.stdout.length,
+      });
       return response.end(read.stdout);
     }
     if (request.method === "POST") {
@@ -548,7 +577,9 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
         throw new ApiError(403, "missing or invalid traffic access token");
       }
     }
-    const query = (request.url ?? "").includes("?") ? (request.url ?? "").slice((request.url ?? "").indexOf("?")) : "";
+    const query = (request.url ?? "").includes("?")
+      ? (request.url ?? "").slice((request.url ?? "").indexOf("?"))
+      : "";
     return { sbx, port: Number(port), path: `${rest ?? "/"}${query}` };
   };
 
@@ -562,7 +593,11 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
     return headers;
   };
 
-  const proxyHttp = async (request: IncomingMessage, response: ServerResponse, target: NonNullable<ReturnType<typeof hosted>>) => {
+  const proxyHttp = async (
+    request: IncomingMessage,
+    response: ServerResponse,
+    target: NonNullable<ReturnType<typeof hosted>>,
+  ) => {
     const relay = await containers.connectPort(target.sbx.containerId, target.port);
     const upstream = httpRequest(
       {
@@ -577,7 +612,8 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
       },
     );
     upstream.on("error", (error) => {
-      if (!response.headersSent) sendJson(response, 502, { code: 502, message: `port ${target.port}: ${error.message}` });
+      if (!response.headersSent)
+        sendJson(response, 502, { code: 502, message: `port ${target.port}: ${error.message}` });
       else response.destroy();
       relay.destroy();
     });
@@ -608,10 +644,16 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
         }
         if (path === "/files") return await files(request, response, url);
         if (path === "/health") {
-          return sendJson(response, request.headers[idHeader] && sandboxes.get(String(request.headers[idHeader]))?.state === "running" ? 204 : 502);
+          return sendJson(
+            response,
+            request.headers[idHeader] && sandboxes.get(String(request.headers[idHeader]))?.state === "running"
+              ? 204
+              : 502,
+          );
         }
         if (!authorized(request)) throw new ApiError(401, "Invalid API key");
-        const raw = request.method === "POST" || request.method === "PUT" ? await readBody(request) : Buffer.alloc(0);
+        const raw =
+          request.method === "POST" || request.method === "PUT" ? await readBody(request) : Buffer.alloc(0);
         const body = raw.length > 0 ? (JSON.parse(raw.toString("utf8")) as Record<string, unknown>) : {};
         const answer = await control(request.method ?? "GET", path, url, body);
         return sendJson(response, answer.status, answer.body);
@@ -638,7 +680,8 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
       const relay = await containers.connectPort(target.sbx.containerId, target.port);
       const headers = forwardHeaders(request, target.port);
       const lines = [`${request.method} ${target.path} HTTP/1.1`];
-      for (const [k, v] of Object.entries(headers)) for (const value of [v].flat()) lines.push(`${k}: ${value}`);
+      for (const [k, v] of Object.entries(headers))
+        for (const value of [v].flat()) lines.push(`${k}: ${value}`);
       relay.write(`${lines.join("\r\n")}\r\n\r\n`);
       if (head.length > 0) relay.write(head);
       relay.pipe(socket);
@@ -653,7 +696,9 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
     })().catch(() => socket.destroy());
   });
 
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve));
+  await new Promise<void>((resolve) =>
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve),
+  );
   const address = server.address() as AddressInfo;
   const url = `http://${address.address}:${address.port}`;
   const portUrlTemplate = `${url}/hosts/{host}`;
