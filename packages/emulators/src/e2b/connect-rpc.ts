@@ -46,7 +46,7 @@ export function decodeRequest(body: Buffer, streaming: boolean): unknown {
   return JSON.parse(body.subarray(5, 5 + length).toString("utf8"));
 }
 
-export function envelope(message: unknown, flags = 0): Buffer {
+function envelope(message: unknown, flags = 0): Buffer {
   const json = Buffer.from(JSON.stringify(message), "utf8");
   const head = Buffer.alloc(5);
   head.writeUInt8(flags, 0);

@@ -22,7 +22,7 @@ export interface RunningProcess {
   closeStdin(): void;
 }
 
-export const WORKSPACE_USER = "1000:1000";
+const WORKSPACE_USER = "1000:1000";
 
 export function createContainers(options: ContainerOptions) {
   const { docker } = options;
