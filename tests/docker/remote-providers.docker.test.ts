@@ -181,7 +181,11 @@ for (const flavor of ["e2b", "novita"] as const) {
         const other = adapter(flavor, emulator);
         await other.stop(ref);
         expect(await provider.status(ref)).toBe("stopped");
-        const paused = await sandbox.exec({ argv: ["true"] }).catch((e: unknown) => e);
+        // (Asked through the other process: this one's cached handle must stay as it was.)
+        const paused = await other
+          .sandbox(ref)
+          .exec({ argv: ["true"] })
+          .catch((e: unknown) => e);
         expect(isSandboxError(paused) ? paused.code : paused).toBe("SANDBOX_NOT_RUNNING");
         expect(await other.provision({ computerId, mode: "team", homeKey: computerId, ref })).toEqual({
           ref,

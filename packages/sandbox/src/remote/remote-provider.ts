@@ -320,6 +320,11 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
       await opening;
       try {
         await prepare(ref);
+        // Start the supervisor daemon now (its CLI starts it on first call), so the first desktop
+        // call does not also pay the daemon's start; a start that outlived the CLI's wait is
+        // retried once.
+        const transport = supervisorTransport(ref);
+        await transport.call("health", {}).catch(() => transport.call("health", {}));
       } catch (error) {
         // A machine this call made and could not prepare is not left behind.
         if (replaced) await backend.kill(ref).catch(() => undefined);
