@@ -26,11 +26,13 @@ if (missing.length > 0) {
   process.exit(2);
 }
 
-// The acceptance scenario needs the E2B provider adapter, which this build does not have yet
-// (PROVIDER_KINDS lists only fake and docker). Fail loudly rather than pretend to pass.
+// The E2B adapter exists (packages/sandbox/src/providers/e2b-family, issue 14) but is not yet
+// selectable through RAKAZO_PROVIDER, so the acceptance scenario cannot run end to end. Fail
+// loudly rather than pretend to pass.
 process.stderr.write(
-  "test:computer: the E2B provider adapter is not part of this build yet, so the acceptance run " +
-    "(real model observes and clicks a marker button, uses terminal and file tools, machine replaced " +
-    "through its stale providerRef, checkpoint restored) cannot run. See docs/agent-tools.md.\n",
+  "test:computer: the E2B adapter exists but is not wired into the runtime's provider settings yet, " +
+    "so the acceptance run (real model observes and clicks a marker button, uses terminal and file " +
+    "tools, machine replaced through its stale providerRef, checkpoint restored) cannot run. " +
+    "See docs/providers.md.\n",
 );
 process.exit(3);

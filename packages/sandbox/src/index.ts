@@ -15,6 +15,7 @@ export {
   type DockerProviderConfig,
   type HostProviderConfig,
   type ProviderConfig,
+  type RemoteProviderConfig,
 } from "./registry.ts";
 export * from "./supervised-desktop.ts";
 export * from "./supervised-page-browser.ts";
