@@ -10,3 +10,10 @@ export {
   type DockerDesktopContext,
   type DockerProviderOptions,
 } from "./docker-provider.ts";
+export {
+  createDemuxer,
+  type RawExecRequest,
+  type RawExecResult,
+  runExec,
+  startExecStream,
+} from "./docker-exec.ts";
