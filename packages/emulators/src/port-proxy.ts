@@ -48,8 +48,8 @@ export async function startPortListener(options: PortListenerOptions): Promise<P
       method: request.method,
       path,
       headers: forwardHeaders(request, strip),
+      // No agent: with createConnection alone, Node uses exactly this stream.
       createConnection: () => track(stream) as never,
-      agent: false,
     });
 
   const server = http.createServer((request, response) => {

@@ -81,14 +81,16 @@ const RACE_CODES = new Set(["sandbox_busy", "boat_starting", "idempotency_in_pro
 
 export class BoatApiError extends Error {
   override readonly name = "BoatApiError";
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly requestId?: string,
-    readonly retryAfterMs?: number,
-  ) {
+  readonly status: number;
+  readonly code: string;
+  readonly requestId: string | undefined;
+  readonly retryAfterMs: number | undefined;
+  constructor(status: number, code: string, message: string, requestId?: string, retryAfterMs?: number) {
     super(message);
+    this.status = status;
+    this.code = code;
+    this.requestId = requestId;
+    this.retryAfterMs = retryAfterMs;
   }
   /** 404 and 410: the sandbox (or operation) no longer exists. */
   get gone(): boolean {
