@@ -10,7 +10,12 @@ export {
 } from "./providers/docker/container-spec.ts";
 export { createFakeProvider, type FakeProviderOptions } from "./providers/fake/fake-provider.ts";
 export { createPageEmulator } from "./providers/fake/page-emulator.ts";
-export { createProvider, type DockerProviderConfig, type ProviderConfig } from "./registry.ts";
+export {
+  createProvider,
+  type DockerProviderConfig,
+  type ProviderConfig,
+  type RemoteProviderConfig,
+} from "./registry.ts";
 export * from "./supervised-desktop.ts";
 export * from "./supervised-page-browser.ts";
 export * from "./supervised-screens.ts";

@@ -4,12 +4,29 @@
  */
 
 import type { ProviderKind, SandboxProvider } from "./provider.ts";
+import type { E2BProviderConfig } from "./providers/e2b-family/e2b.ts";
+import type { NovitaProviderConfig } from "./providers/e2b-family/novita.ts";
 import type { FakeProviderOptions } from "./providers/fake/fake-provider.ts";
 import { createFakeProvider } from "./providers/fake/fake-provider.ts";
 
 interface ProviderConfigs {
   fake: FakeProviderOptions;
   docker: DockerProviderConfig;
+  e2b: RemoteProviderConfig<E2BProviderConfig>;
+  novita: RemoteProviderConfig<NovitaProviderConfig>;
+}
+
+/**
+ * Options of a remote adapter as data: the supervisor bundle by path (the worker and API read
+ * it once and install it into each machine, CMP-8).
+ */
+export type RemoteProviderConfig<C> = Omit<C, "supervisorBundle"> & { readonly supervisorBundlePath: string };
+
+function bundleReader(path: string): () => Promise<Uint8Array> {
+  return async () => {
+    const { readFile } = await import("node:fs/promises");
+    return new Uint8Array(await readFile(path));
+  };
 }
 
 /** Options of the Docker adapter, as the registry passes them through. */
@@ -37,6 +54,14 @@ const factories: Factories = {
     // Loaded lazily: dockerode is only needed where the Docker adapter is selected.
     const { createSupervisedDockerProvider } = await import("./providers/docker/supervised.ts");
     return createSupervisedDockerProvider(config);
+  },
+  e2b: async ({ supervisorBundlePath, ...config }) => {
+    const { createE2BProvider } = await import("./providers/e2b-family/e2b.ts");
+    return createE2BProvider({ ...config, supervisorBundle: bundleReader(supervisorBundlePath) });
+  },
+  novita: async ({ supervisorBundlePath, ...config }) => {
+    const { createNovitaProvider } = await import("./providers/e2b-family/novita.ts");
+    return createNovitaProvider({ ...config, supervisorBundle: bundleReader(supervisorBundlePath) });
   },
 };
 

@@ -1,6 +1,7 @@
 /** Pure builders of the Docker adapter; no Docker engine needed. */
 import { describe, expect, it } from "vitest";
 import { isSandboxError } from "../../errors.ts";
+import { parseListing } from "../../listing.ts";
 import {
   computerSlug,
   containerCreateOptions,
@@ -12,7 +13,6 @@ import {
   WORKSPACE_DIR,
 } from "./container-spec.ts";
 import { createDemuxer, envList, launcherArgv, mapDockerError } from "./docker-exec.ts";
-import { parseListing } from "./workspace-files.ts";
 
 const specInput = () => ({
   image: "rakazo-computer:test",

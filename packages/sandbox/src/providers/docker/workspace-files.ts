@@ -20,8 +20,9 @@ import type { Readable } from "node:stream";
 import type Docker from "dockerode";
 import { extractArchive } from "../../archive.ts";
 import { SandboxError } from "../../errors.ts";
+import { parseListing } from "../../listing.ts";
 import { normalizeWorkspacePath } from "../../paths.ts";
-import type { FileEntry, SandboxFiles } from "../../provider.ts";
+import type { SandboxFiles } from "../../provider.ts";
 import { WORKSPACE_DIR, WORKSPACE_GID, WORKSPACE_UID } from "./container-spec.ts";
 import { mapDockerError, runExec, startExecStream } from "./docker-exec.ts";
 
@@ -103,25 +104,6 @@ function failure(code: number, op: string, rel: string, stderr: string): Sandbox
     default:
       return new SandboxError("SANDBOX_PROVIDER_ERROR", `${op} ${shown} failed (${code}): ${stderr.trim()}`);
   }
-}
-
-/** Parses the NUL-separated `find -printf '%y\t%s\t%T@\t%P\0'` listing (pure; unit-tested). */
-export function parseListing(output: Buffer, dir: string): FileEntry[] {
-  const entries: FileEntry[] = [];
-  for (const record of output.toString("utf8").split("\0")) {
-    if (record === "") continue;
-    const [kind, size, mtime, ...rest] = record.split("\t");
-    const name = rest.join("\t");
-    if (!kind || name === "") continue;
-    entries.push({
-      path: dir === "" ? name : `${dir}/${name}`,
-      name,
-      type: kind === "f" ? "file" : kind === "d" ? "directory" : kind === "l" ? "symlink" : "other",
-      size: Number(size ?? 0),
-      modifiedAt: new Date(Math.round(Number(mtime ?? 0) * 1000)),
-    });
-  }
-  return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 export function createWorkspaceFiles(docker: Docker, ref: string): SandboxFiles {

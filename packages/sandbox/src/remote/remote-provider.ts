@@ -1,0 +1,362 @@
+/**
+ * The shared remote-computer runtime (CMP-8): one `SandboxProvider` written once over a
+ * `RemoteBackend` (./surface.ts). Everything but lifecycle goes through three machine verbs —
+ * run a command, read/write a file, the URL of a port:
+ * - exec: argv quoted into one shell line (./shell.ts) under coreutils `timeout`; stdin staged as
+ *   a file; the backend never applies an SDK default deadline.
+ * - files: the in-machine workspace script (./workspace-script.ts), paths confined with realpath;
+ *   archives validated on the host (`extractArchive`, PER-6) before they reach the machine.
+ * - desktops, page browser, screens: the supervisor bundle is installed into the machine at
+ *   provision (content-addressed, checked by sha256) and driven through its command path; every
+ *   bot desktop is a supervisor slot, never the provider's own desktop. Its screen gateway
+ *   listens on a TCP port the provider hosts; the web proxy reaches it with the provider's
+ *   auth in headers, server-side only (SCR-4).
+ * Handles are cached per ref; a handle whose credentials went stale (`StaleMachineError`, e.g.
+ * the machine was resumed by another process) is dropped and opened afresh, once.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { extractArchive, packDirectory } from "../archive.ts";
+import { isSandboxError, SandboxError } from "../errors.ts";
+import { parseListing } from "../listing.ts";
+import { normalizeWorkspacePath } from "../paths.ts";
+import type {
+  ExecRequest,
+  ExecResult,
+  ProviderCapabilities,
+  Sandbox,
+  SandboxFiles,
+  SandboxProvider,
+} from "../provider.ts";
+import { createSupervisedDesktop } from "../supervised-desktop.ts";
+import { createSupervisedPageBrowser } from "../supervised-page-browser.ts";
+import { createSupervisedScreens } from "../supervised-screens.ts";
+import { commandTransport, type SupervisorTransport } from "../supervisor-client.ts";
+import { persistentToolEnv } from "../tool-env.ts";
+import { commandLine, quote } from "./shell.ts";
+import { type RemoteBackend, type RemoteMachine, StaleMachineError } from "./surface.ts";
+import { fileCommand, fileFailure } from "./workspace-script.ts";
+
+export interface RemoteProviderOptions {
+  readonly backend: RemoteBackend;
+  /** The supervisor bundle (`supervisor.mjs`), installed into every machine at provision. */
+  readonly supervisorBundle: () => Promise<Uint8Array>;
+  /** How the machine runs Node; default `node`. */
+  readonly nodeCommand?: string;
+  /** The in-machine port of the screen gateway; default 8790. */
+  readonly gatewayPort?: number;
+  /** SANDBOX_TEAM_SCREEN_LIMIT for the supervisor; 0 = none. */
+  readonly screenLimit?: number;
+  /** Per supervisor call; observe of a new bot starts a desktop. Default 120 s. */
+  readonly supervisorTimeoutMs?: number;
+  readonly capabilities?: Partial<ProviderCapabilities>;
+}
+
+/** Extra provider-side time past the in-machine `timeout` before the backend gives up. */
+const BACKSTOP_MS = 15_000;
+const DEFAULT_MAX_READ = 64 * 1024 ** 2;
+
+export function createRemoteProvider(options: RemoteProviderOptions): SandboxProvider {
+  const { backend } = options;
+  const workspace = backend.workspace;
+  const gatewayPort = options.gatewayPort ?? 8790;
+  const node = options.nodeCommand ?? "node";
+  const machines = new Map<string, Promise<RemoteMachine>>();
+  let bundle: Promise<{ bytes: Uint8Array; path: string }> | undefined;
+
+  const supervisorBundle = () => {
+    bundle ??= options.supervisorBundle().then((bytes) => {
+      const hash = createHash("sha256").update(bytes).digest("hex");
+      return { bytes, path: `${backend.userHome}/.rakazo/supervisor-${hash.slice(0, 16)}.mjs`, hash };
+    });
+    return bundle;
+  };
+
+  const evict = (ref: string) => machines.delete(ref);
+
+  /** A cached handle, or a fresh one for a running machine: never resumes a stopped one. */
+  const handle = async (ref: string): Promise<RemoteMachine> => {
+    const cached = machines.get(ref);
+    if (cached) return cached;
+    const state = await backend.state(ref);
+    if (state === "missing") throw new SandboxError("SANDBOX_GONE", `machine ${ref} is gone`);
+    if (state === "stopped") throw new SandboxError("SANDBOX_NOT_RUNNING", `machine ${ref} is stopped`);
+    const opening = backend.open(ref);
+    machines.set(ref, opening);
+    opening.catch(() => evict(ref));
+    return opening;
+  };
+
+  /** Runs `fn` on the machine; a stale handle is replaced once, a vanished one re-classified. */
+  const withMachine = async <T>(ref: string, fn: (machine: RemoteMachine) => Promise<T>): Promise<T> => {
+    for (let attempt = 0; ; attempt += 1) {
+      const machine = await handle(ref);
+      try {
+        return await fn(machine);
+      } catch (error) {
+        if (error instanceof StaleMachineError) {
+          evict(ref);
+          if (attempt === 0) continue;
+          throw new SandboxError("SANDBOX_PROVIDER_ERROR", `machine ${ref}: ${error.message}`, {
+            cause: error,
+          });
+        }
+        if (isSandboxError(error, "SANDBOX_GONE") || isSandboxError(error, "SANDBOX_NOT_RUNNING")) {
+          evict(ref);
+          const state = await backend.state(ref);
+          if (state === "stopped") throw new SandboxError("SANDBOX_NOT_RUNNING", `machine ${ref} is stopped`);
+          if (state === "missing") throw new SandboxError("SANDBOX_GONE", `machine ${ref} is gone`);
+          if (attempt === 0) continue;
+        }
+        throw error;
+      }
+    }
+  };
+
+  const exec = async (ref: string, request: ExecRequest): Promise<ExecResult> => {
+    const cwd = normalizeWorkspacePath(request.cwd ?? "");
+    return withMachine(ref, async (machine) => {
+      let stdinFile: string | undefined;
+      if (request.stdin !== undefined) {
+        stdinFile = `/tmp/.rakazo-stdin-${randomBytes(8).toString("hex")}`;
+        const data = typeof request.stdin === "string" ? Buffer.from(request.stdin) : request.stdin;
+        await machine.writeFile(stdinFile, new Uint8Array(data));
+      }
+      const command = commandLine({
+        argv: request.argv,
+        cwd: cwd === "" ? workspace : `${workspace}/${cwd}`,
+        env: { ...persistentToolEnv(workspace), HOME: backend.userHome, ...(request.env ?? {}) },
+        ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
+        ...(stdinFile !== undefined ? { stdinFile } : {}),
+      });
+      const started = Date.now();
+      const onOutput = request.onOutput;
+      const result = await machine.run({
+        command,
+        timeoutMs: request.timeoutMs === undefined ? 0 : request.timeoutMs + BACKSTOP_MS,
+        ...(onOutput ? { onOutput: (stream, data) => onOutput({ stream, data }) } : {}),
+      });
+      // `timeout` exits 124 (TERM worked) or 137 (KILL was needed); a command that exits 124 by
+      // itself before the deadline is not a timeout.
+      const timedOut =
+        request.timeoutMs !== undefined &&
+        (result.exitCode === 124 || result.exitCode === 137) &&
+        Date.now() - started >= request.timeoutMs;
+      return {
+        exitCode: timedOut ? 124 : result.exitCode,
+        stdout: result.stdout,
+        stderr: result.stderr,
+        timedOut,
+      };
+    });
+  };
+
+  /** The workspace script; a non-zero exit becomes its stable code. */
+  const fileOp = (machine: RemoteMachine, op: string, rel: string, arg = "") =>
+    machine.run({ command: fileCommand(workspace, op, rel, arg), timeoutMs: 0 }).then((result) => {
+      if (result.exitCode !== 0) throw fileFailure(result.exitCode, op, rel, result.stderr);
+      return result.stdout;
+    });
+
+  const files = (ref: string): SandboxFiles => ({
+    async list(path) {
+      const rel = normalizeWorkspacePath(path);
+      const out = await withMachine(ref, (machine) => fileOp(machine, "list", rel));
+      return parseListing(Buffer.from(out, "utf8"), rel);
+    },
+    async read(path, readOptions) {
+      const rel = normalizeWorkspacePath(path);
+      const max = readOptions?.maxBytes ?? DEFAULT_MAX_READ;
+      return withMachine(ref, async (machine) => {
+        const resolved = await fileOp(machine, "read", rel, String(max));
+        return machine.readFile(resolved);
+      });
+    },
+    async write(path, data) {
+      const rel = normalizeWorkspacePath(path);
+      if (rel === "") throw new SandboxError("INVALID_PATH", "cannot write the workspace root");
+      const bytes = typeof data === "string" ? new Uint8Array(Buffer.from(data)) : data;
+      await withMachine(ref, async (machine) => {
+        const upload = `/tmp/.rakazo-upload-${randomBytes(8).toString("hex")}`;
+        await machine.writeFile(upload, bytes);
+        await fileOp(machine, "write", rel, upload);
+      });
+    },
+    async exportWorkspace() {
+      const bytes = await withMachine(ref, async (machine) => {
+        const out = `/tmp/.rakazo-export-${randomBytes(8).toString("hex")}.tar`;
+        await fileOp(machine, "export", "", out);
+        try {
+          return await machine.readFile(out);
+        } finally {
+          await machine.run({ command: `rm -f -- ${quote(out)}`, timeoutMs: 0 }).catch(() => undefined);
+        }
+      });
+      return Readable.from([Buffer.from(bytes)]);
+    },
+    async importWorkspace(tar) {
+      // Validated on the host first (PER-6): a refused archive never reaches the machine.
+      const staging = await mkdtemp(join(tmpdir(), "rakazo-remote-import-"));
+      try {
+        const dir = join(staging, "workspace");
+        await extractArchive(tar, dir);
+        const chunks: Buffer[] = [];
+        for await (const chunk of packDirectory(dir)) chunks.push(chunk as Buffer);
+        const archive = new Uint8Array(Buffer.concat(chunks));
+        await withMachine(ref, async (machine) => {
+          const upload = `/tmp/.rakazo-import-${randomBytes(8).toString("hex")}.tar`;
+          await machine.writeFile(upload, archive);
+          await fileOp(machine, "import", "", upload);
+        });
+      } finally {
+        await rm(staging, { recursive: true, force: true });
+      }
+    },
+  });
+
+  const supervisorTransport = (ref: string): SupervisorTransport =>
+    commandTransport(
+      async (argv) => {
+        const { path } = await supervisorBundle();
+        const [, , method, params] = argv;
+        return exec(ref, {
+          argv: [
+            node,
+            path,
+            method ?? "health",
+            params ?? "{}",
+            "--run-dir",
+            `${backend.userHome}/.rakazo/run`,
+            "--workspace",
+            workspace,
+            "--gateway-listen",
+            `tcp:0.0.0.0:${gatewayPort}`,
+            "--screen-limit",
+            String(options.screenLimit ?? 0),
+          ],
+          timeoutMs: options.supervisorTimeoutMs ?? 120_000,
+        });
+      },
+      { command: ["node", "supervisor"] },
+    );
+
+  /** Workspace directory and the supervisor bundle, installed only when its hash differs. */
+  const prepare = async (ref: string) => {
+    const { bytes, path } = await supervisorBundle();
+    const hash = createHash("sha256").update(bytes).digest("hex");
+    await withMachine(ref, async (machine) => {
+      const check = await machine.run({
+        command: `mkdir -p -- ${quote(workspace)} ${quote(`${backend.userHome}/.rakazo`)} && sha256sum -- ${quote(path)} 2>/dev/null || true`,
+        timeoutMs: 0,
+      });
+      if (check.exitCode !== 0) {
+        throw new SandboxError(
+          "SANDBOX_PROVIDER_ERROR",
+          `preparing machine ${ref} failed: ${check.stderr.trim()}`,
+        );
+      }
+      if (check.stdout.startsWith(hash)) return;
+      const staged = `${path}.${randomBytes(6).toString("hex")}`;
+      await machine.writeFile(staged, bytes);
+      const installed = await machine.run({
+        command: `chmod 0644 -- ${quote(staged)} && mv -f -- ${quote(staged)} ${quote(path)}`,
+        timeoutMs: 0,
+      });
+      if (installed.exitCode !== 0) {
+        throw new SandboxError(
+          "SANDBOX_PROVIDER_ERROR",
+          `installing the supervisor failed: ${installed.stderr.trim()}`,
+        );
+      }
+    });
+  };
+
+  const capabilities: ProviderCapabilities = {
+    desktop: true,
+    pageBrowser: true,
+    terminal: false,
+    billsWhileRunning: true,
+    networkModes: ["none"],
+    mountsHome: false,
+    defaultPageBrowser: "sandbox",
+    ...options.capabilities,
+  };
+
+  return {
+    kind: backend.kind,
+    capabilities,
+
+    async provision(request) {
+      const create = {
+        computerId: request.computerId,
+        homeKey: request.homeKey,
+        mode: request.mode,
+        ...(request.sizing ? { sizing: request.sizing } : {}),
+      };
+      if (
+        (request.network?.mode ?? "none") !== "none" &&
+        !capabilities.networkModes?.includes(request.network?.mode ?? "none")
+      ) {
+        throw new SandboxError(
+          "SANDBOX_UNSUPPORTED",
+          `${backend.kind} computers support no network policy but none`,
+        );
+      }
+      let ref: string | undefined;
+      let replaced = false;
+      if (request.ref && (await backend.state(request.ref)) !== "missing") ref = request.ref;
+      ref ??= await backend.find(create);
+      if (ref === undefined) {
+        ref = await backend.create(create);
+        replaced = true;
+      }
+      evict(ref);
+      const opening = backend.open(ref);
+      machines.set(ref, opening);
+      opening.catch(() => evict(ref));
+      await opening;
+      try {
+        await prepare(ref);
+      } catch (error) {
+        // A machine this call made and could not prepare is not left behind.
+        if (replaced) await backend.kill(ref).catch(() => undefined);
+        throw error;
+      }
+      return { ref, replaced };
+    },
+
+    async stop(ref) {
+      evict(ref);
+      await backend.pause(ref);
+    },
+
+    async destroy(ref) {
+      evict(ref);
+      await backend.kill(ref);
+    },
+
+    status: (ref) => backend.state(ref),
+
+    sandbox(ref): Sandbox {
+      const transport = supervisorTransport(ref);
+      return {
+        ref,
+        exec: (request) => exec(ref, request),
+        files: files(ref),
+        desktop: createSupervisedDesktop(transport),
+        pageBrowser: createSupervisedPageBrowser(transport),
+        screens: createSupervisedScreens(transport, async () => {
+          const target = await withMachine(ref, (machine) => machine.portUrl(gatewayPort));
+          return {
+            transport: "http",
+            url: target.url,
+            ...(target.headers ? { headers: { ...target.headers } } : {}),
+          };
+        }),
+      };
+    },
+  };
+}
