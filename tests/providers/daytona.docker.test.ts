@@ -3,14 +3,18 @@
  * whose machines are real containers of the computer image with `--network none`: the shared
  * provider contract with its desktop tests (issue 15, PRV-1, CMP-8).
  */
-import { type DaytonaEmulator, createMachinePool, startDaytonaEmulator } from "@rakazo/emulators";
+import { createMachinePool, type DaytonaEmulator, startDaytonaEmulator } from "@rakazo/emulators";
 import { createDaytonaProvider } from "@rakazo/sandbox/daytona";
 import { COMPUTER_IMAGE, requireDocker, runSandboxProviderContract } from "@rakazo/sandbox/testing";
 import { afterAll, describe } from "vitest";
 import { supervisorBundle } from "./remote-fixture.ts";
 
-const gate = await requireDocker("Boat adapter on the Daytona emulator");
-const machines = createMachinePool({ image: COMPUTER_IMAGE, emulator: "daytona", owner: "i15-daytona-contract" });
+const gate = await requireDocker("Daytona adapter on the Daytona emulator");
+const machines = createMachinePool({
+  image: COMPUTER_IMAGE,
+  emulator: "daytona",
+  owner: "i15-daytona-contract",
+});
 let emulator: DaytonaEmulator | undefined;
 
 afterAll(async () => {

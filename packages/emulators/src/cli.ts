@@ -27,7 +27,9 @@ const emulator =
     ? await startBoatEmulator({ machines, apiKey, sweepEveryMs: 5_000 })
     : await startDaytonaEmulator({ machines, apiKey });
 const url = "url" in emulator ? emulator.url : emulator.apiUrl;
-process.stdout.write(`${which} emulator on ${url}\n${which.toUpperCase()}_API_URL=${url}\n${which.toUpperCase()}_API_KEY=${apiKey}\n`);
+process.stdout.write(
+  `${which} emulator on ${url}\n${which.toUpperCase()}_API_URL=${url}\n${which.toUpperCase()}_API_KEY=${apiKey}\n`,
+);
 const stop = async () => {
   await emulator.close();
   await machines.removeAll();

@@ -16,7 +16,9 @@ export interface PortListenerOptions {
    * Decides from the request whether it may pass; returns the path to forward (credential
    * removed) or a refusal status.
    */
-  readonly admit: (request: http.IncomingMessage) => { ok: true; path: string } | { ok: false; status: number };
+  readonly admit: (
+    request: http.IncomingMessage,
+  ) => { ok: true; path: string } | { ok: false; status: number };
   /** Header names removed before forwarding (lower case), e.g. the preview-token header. */
   readonly stripHeaders?: readonly string[];
 }

@@ -4,7 +4,7 @@
  * PRV-3, SCR-4).
  */
 import { randomUUID } from "node:crypto";
-import { BoatApiError, createBoatClient } from "@rakazo/sandbox/boat";
+import { type BoatApiError, createBoatClient } from "@rakazo/sandbox/boat";
 import { COMPUTER_IMAGE, requireDocker } from "@rakazo/sandbox/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMachinePool } from "../machines.ts";
@@ -13,7 +13,11 @@ import { type BoatEmulator, startBoatEmulator } from "./emulator.ts";
 const gate = await requireDocker("Boat emulator with the Boat client");
 
 describe.skipIf(gate.skip)(gate.title, () => {
-  const machines = createMachinePool({ image: COMPUTER_IMAGE, emulator: "boat", owner: "i15-boat-emulator-test" });
+  const machines = createMachinePool({
+    image: COMPUTER_IMAGE,
+    emulator: "boat",
+    owner: "i15-boat-emulator-test",
+  });
   let clock = Date.parse("2026-12-01T12:00:00Z");
   let emulator: BoatEmulator;
   let boat: ReturnType<typeof createBoatClient>;
@@ -46,7 +50,9 @@ describe.skipIf(gate.skip)(gate.title, () => {
     expect(created.id).toMatch(/^bx_[23456789abcdefghjkmnpqrstuvwxyz]{8}$/);
     expect(created.state).toBe("provisioning");
     // The same key and body: the same sandbox, not a second one.
-    expect((await boat.create({ noEnv: true, ttlSeconds: 7200 }, { idempotencyKey: key })).id).toBe(created.id);
+    expect((await boat.create({ noEnv: true, ttlSeconds: 7200 }, { idempotencyKey: key })).id).toBe(
+      created.id,
+    );
     const reused = await boat.create({ noEnv: false }, { idempotencyKey: key }).catch((e: unknown) => e);
     expect((reused as BoatApiError).code).toBe("idempotency_key_reused");
     expect((await ready(created.id)).state).toBe("idle");
@@ -67,7 +73,8 @@ describe.skipIf(gate.skip)(gate.title, () => {
 
     // A tiny web server inside the machine, reached only through the protected hosted port.
     await boat.command(created.id, {
-      command: "mkdir -p /tmp/www && echo served > /tmp/www/index.html && (cd /tmp/www && nohup python3 -m http.server 8000 >/dev/null 2>&1 &) ; sleep 1",
+      command:
+        "mkdir -p /tmp/www && echo served > /tmp/www/index.html && (cd /tmp/www && nohup python3 -m http.server 8000 >/dev/null 2>&1 &) ; sleep 1",
     });
     const hosted = await boat.hostPort(created.id, 8000);
     expect(hosted.isProtected).toBe(true);
@@ -94,8 +101,10 @@ describe.skipIf(gate.skip)(gate.title, () => {
     await boat.deleteAndWait(created.id, { pollMs: 20 });
     const gone = await boat.get(created.id).catch((e: unknown) => e);
     expect((gone as BoatApiError).status).toBe(410);
-    expect((await boat.get("bx_22222222").catch((e: unknown) => e) as BoatApiError).status).toBe(404);
-    expect(emulator.requests.filter((r) => r.path.startsWith("/deletion-operations/")).length).toBeGreaterThanOrEqual(2);
+    expect(((await boat.get("bx_22222222").catch((e: unknown) => e)) as BoatApiError).status).toBe(404);
+    expect(
+      emulator.requests.filter((r) => r.path.startsWith("/deletion-operations/")).length,
+    ).toBeGreaterThanOrEqual(2);
   });
 
   it("the TTL archives a sandbox when it lapses on the emulated clock; a PATCH restarts the count", async () => {

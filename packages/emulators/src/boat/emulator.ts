@@ -96,6 +96,10 @@ function boatId(): string {
   return `bx_${Array.from(bytes, (b) => ID_ALPHABET[b % ID_ALPHABET.length]).join("")}`;
 }
 
+function word(): string {
+  return WORDS[(randomBytes(1)[0] ?? 0) % WORDS.length] ?? "boat";
+}
+
 function token(): string {
   return randomBytes(24).toString("base64url");
 }
@@ -218,7 +222,11 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
           const path = `${url.pathname}${url.search}`;
           if (current.public) return { ok: true, path };
           // A token of an earlier generation (before a resume) is refused like a wrong one.
-          if (given === null || current.generation !== entry.record.generation || !sameSecret(given, current.token)) {
+          if (
+            given === null ||
+            current.generation !== entry.record.generation ||
+            !sameSecret(given, current.token)
+          ) {
             return { ok: false, status: 401 };
           }
           return { ok: true, path };
@@ -227,6 +235,11 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
       entry.listeners.set(port, listener);
     }
     return { url: publicAccess ? listener.url : `${listener.url}/?_token=${grant.token}`, grant };
+  };
+
+  const containerOf = (entry: Entry): string => {
+    if (!entry.containerId) throw new Error(`sandbox ${entry.record.id} has no machine yet`);
+    return entry.containerId;
   };
 
   const lookup = (response: http.ServerResponse, id: string): Entry | undefined => {
@@ -254,7 +267,9 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
       cwd: MACHINE_HOME,
     });
     const resolved = result.stdout.toString().trim();
-    const allowed = ["/home/user", "/tmp"].some((root) => resolved === root || resolved.startsWith(`${root}/`));
+    const allowed = ["/home/user", "/tmp"].some(
+      (root) => resolved === root || resolved.startsWith(`${root}/`),
+    );
     return result.exitCode === 0 && allowed ? resolved : null;
   };
 
@@ -262,7 +277,12 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
     method: string;
     pattern: RegExp;
     name: string;
-    handle: (request: http.IncomingMessage, response: http.ServerResponse, match: string[], url: URL) => Promise<void>;
+    handle: (
+      request: http.IncomingMessage,
+      response: http.ServerResponse,
+      match: string[],
+      url: URL,
+    ) => Promise<void>;
   }[] = [
     {
       method: "POST",
@@ -270,15 +290,22 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
       name: "create",
       async handle(request, response) {
         const body = await readJson(request);
-        if (!isRecord(body)) return fail(response, 400, "invalid_json", "Request body must be a JSON object.");
+        if (!isRecord(body))
+          return fail(response, 400, "invalid_json", "Request body must be a JSON object.");
         const ttl = parseTtl(body.ttlSeconds, 3600);
-        if (ttl === "invalid") return fail(response, 400, "invalid_ttl", "ttlSeconds must be 1..2592000 or null");
+        if (ttl === "invalid")
+          return fail(response, 400, "invalid_ttl", "ttlSeconds must be 1..2592000 or null");
         const key = request.headers["idempotency-key"];
         const bodyHash = createHash("sha256").update(JSON.stringify(body)).digest("hex");
         if (typeof key === "string") {
           const seen = idempotency.get(key);
           if (seen && seen.bodyHash !== bodyHash) {
-            return fail(response, 409, "idempotency_key_reused", "Idempotency-Key was used with another body");
+            return fail(
+              response,
+              409,
+              "idempotency_key_reused",
+              "Idempotency-Key was used with another body",
+            );
           }
           if (seen && seen.sandboxId === null) {
             return fail(response, 409, "idempotency_in_progress", "a create with this key is still minting");
@@ -306,7 +333,7 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
           archiveAfter: archiveAfterFor(ttl, at),
           createdAt: at,
           updatedAt: at,
-          subdomain: `${WORDS[randomBytes(1)[0]! % WORDS.length]}-${WORDS[randomBytes(1)[0]! % WORDS.length]}-${id.slice(3)}`,
+          subdomain: `${word()}-${word()}-${id.slice(3)}`,
           snapshotAvailable: false,
           generation: 1,
           noEnv: body.noEnv === true,
@@ -361,23 +388,28 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
       method: "GET",
       pattern: /^\/sandboxes\/([^/]+)$/,
       name: "get",
-      async handle(_request, response, [, id]) {
-        const entry = lookup(response, id!);
+      async handle(_request, response, [, id = ""]) {
+        const entry = lookup(response, id);
         if (!entry) return;
         sendJson(response, 200, { ok: true, type: "sandbox.info", sandbox: view(entry.record) });
-        // Cancelled is reported once, then the sandbox is not found.
-        if (entry.record.state === "cancelled") entries.delete(id!);
+        // Cancelled is reported once, then the sandbox is not found (404, not 410).
+        if (entry.record.state === "cancelled") {
+          entries.delete(id);
+          await closeListeners(entry);
+          if (entry.containerId) await options.machines.remove(entry.containerId);
+        }
       },
     },
     {
       method: "PATCH",
       pattern: /^\/sandboxes\/([^/]+)$/,
       name: "update",
-      async handle(request, response, [, id]) {
-        const entry = lookup(response, id!);
+      async handle(request, response, [, id = ""]) {
+        const entry = lookup(response, id);
         if (!entry) return;
         const body = await readJson(request);
-        if (!isRecord(body)) return fail(response, 400, "invalid_json", "Request body must be a JSON object.");
+        if (!isRecord(body))
+          return fail(response, 400, "invalid_json", "Request body must be a JSON object.");
         if (body.name !== undefined) {
           if (typeof body.name !== "string" || body.name.length === 0 || body.name.length > 200) {
             return fail(response, 400, "invalid_name", "name must be a non-empty string");
@@ -386,7 +418,8 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
         }
         if (body.ttlSeconds !== undefined) {
           const ttl = parseTtl(body.ttlSeconds, entry.record.ttlSeconds);
-          if (ttl === "invalid") return fail(response, 400, "invalid_ttl", "ttlSeconds must be 1..2592000 or null");
+          if (ttl === "invalid")
+            return fail(response, 400, "invalid_ttl", "ttlSeconds must be 1..2592000 or null");
           entry.record.ttlSeconds = ttl;
           // Setting the TTL restarts its count from now (how a client keeps a busy sandbox up).
           if (isUsable(entry.record.state)) entry.record.archiveAfter = archiveAfterFor(ttl, now());
@@ -399,8 +432,8 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
       method: "POST",
       pattern: /^\/sandboxes\/([^/]+)\/stop$/,
       name: "stop",
-      async handle(_request, response, [, id]) {
-        const entry = lookup(response, id!);
+      async handle(_request, response, [, id = ""]) {
+        const entry = lookup(response, id);
         if (!entry) return;
         const decision = decideStop(entry.record);
         if (!decision.ok) return refuse(response, decision);
@@ -418,15 +451,16 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
       method: "POST",
       pattern: /^\/sandboxes\/([^/]+)\/resume$/,
       name: "resume",
-      async handle(request, response, [, id]) {
-        const entry = lookup(response, id!);
+      async handle(request, response, [, id = ""]) {
+        const entry = lookup(response, id);
         if (!entry) return;
         const body = await readJson(request);
         const decision = decideResume(entry.record);
         if (!decision.ok) return refuse(response, decision);
         if (entry.record.state === "archived") {
           const ttl = parseTtl(isRecord(body) ? body.ttlSeconds : undefined, entry.record.ttlSeconds);
-          if (ttl === "invalid") return fail(response, 400, "invalid_ttl", "ttlSeconds must be 1..2592000 or null");
+          if (ttl === "invalid")
+            return fail(response, 400, "invalid_ttl", "ttlSeconds must be 1..2592000 or null");
           entry.record.ttlSeconds = ttl;
           // Processes do not survive; port and desktop tokens of the old generation die.
           entry.record.generation += 1;
@@ -451,17 +485,22 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
       method: "DELETE",
       pattern: /^\/sandboxes\/([^/]+)$/,
       name: "delete",
-      async handle(request, response, [, id]) {
-        const entry = lookup(response, id!);
+      async handle(request, response, [, id = ""]) {
+        const entry = lookup(response, id);
         if (!entry) return;
         if (request.headers["x-ascii-confirm-delete"] !== id) {
-          return fail(response, 409, "confirmation_required", "X-Ascii-Confirm-Delete must equal the sandbox id");
+          return fail(
+            response,
+            409,
+            "confirmation_required",
+            "X-Ascii-Confirm-Delete must equal the sandbox id",
+          );
         }
         const opId = `bdop_${randomBytes(16).toString("hex")}`;
         const done = removeEntry(entry);
         const operation: DeletionOperation = {
           id: opId,
-          targetId: id!,
+          targetId: id,
           status: "pending",
           requestedAt: now(),
           completedAt: null,
@@ -484,8 +523,8 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
       method: "GET",
       pattern: /^\/deletion-operations\/([^/]+)$/,
       name: "deletion",
-      async handle(_request, response, [, opId]) {
-        const operation = operations.get(opId!);
+      async handle(_request, response, [, opId = ""]) {
+        const operation = operations.get(opId);
         if (!operation) return fail(response, 404, "not_found", "deletion operation not found");
         // The purge is seen in progress at least once before it completes.
         if (operation.status === "pending") {
@@ -494,28 +533,36 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
           return sendJson(response, 200, { ok: true, type: "deletion.operation", operation: view });
         }
         if (operation.status === "processing") await operation.done.catch(() => undefined);
-        sendJson(response, 200, { ok: true, type: "deletion.operation", operation: operationView(operation) });
+        sendJson(response, 200, {
+          ok: true,
+          type: "deletion.operation",
+          operation: operationView(operation),
+        });
       },
     },
     {
       method: "POST",
       pattern: /^\/sandboxes\/([^/]+)\/commands$/,
       name: "command",
-      async handle(request, response, [, id]) {
-        const entry = lookup(response, id!);
+      async handle(request, response, [, id = ""]) {
+        const entry = lookup(response, id);
         if (!entry) return;
         const body = await readJson(request);
         if (!isRecord(body) || typeof body.command !== "string" || body.command.length === 0) {
           return fail(response, 400, "invalid_command", "command must be a non-empty string");
         }
         const timeoutSeconds = body.timeoutSeconds ?? 30;
-        if (!Number.isInteger(timeoutSeconds) || (timeoutSeconds as number) < 1 || (timeoutSeconds as number) > 600) {
+        if (
+          !Number.isInteger(timeoutSeconds) ||
+          (timeoutSeconds as number) < 1 ||
+          (timeoutSeconds as number) > 600
+        ) {
           return fail(response, 400, "invalid_timeout", "timeoutSeconds must be an integer in 1-600");
         }
         const ready = await waitUsable(entry, 60_000);
         if (!ready.ok) return refuse(response, ready);
         const cwd = typeof body.cwd === "string" ? body.cwd : MACHINE_HOME;
-        const containerId = entry.containerId!;
+        const containerId = containerOf(entry);
         if (body.stream === true) {
           response.writeHead(200, { "content-type": "application/x-ndjson" });
           const frame = (value: unknown) => response.write(`${JSON.stringify(value)}\n`);
@@ -560,8 +607,8 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
       method: "GET",
       pattern: /^\/sandboxes\/([^/]+)\/files$/,
       name: "readFile",
-      async handle(_request, response, [, id], url) {
-        const entry = lookup(response, id!);
+      async handle(_request, response, [, id = ""], url) {
+        const entry = lookup(response, id);
         if (!entry) return;
         const ready = decideCommand(entry.record);
         if (ready === "wait" || !ready.ok) {
@@ -571,13 +618,14 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
         if (encoding !== "utf8" && encoding !== "base64") {
           return fail(response, 400, "invalid_encoding", "encoding must be utf8 or base64");
         }
-        const path = await resolvePath(entry.containerId!, url.searchParams.get("path") ?? "");
+        const path = await resolvePath(containerOf(entry), url.searchParams.get("path") ?? "");
         if (!path) return fail(response, 400, "invalid_path", "path must resolve under /home/user or /tmp");
-        const read = await options.machines.exec(entry.containerId!, {
+        const read = await options.machines.exec(containerOf(entry), {
           command: `test -f ${shellQuote(path)} || exit 44; cat -- ${shellQuote(path)}`,
         });
         if (read.exitCode === 44) return fail(response, 404, "file_not_found", `no file at ${path}`);
-        if (read.exitCode !== 0) return fail(response, 500, "read_failed", read.stderr.toString().slice(0, 200));
+        if (read.exitCode !== 0)
+          return fail(response, 500, "read_failed", read.stderr.toString().slice(0, 200));
         sendJson(response, 200, {
           ok: true,
           type: "file.read",
@@ -593,8 +641,8 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
       method: "PUT",
       pattern: /^\/sandboxes\/([^/]+)\/files$/,
       name: "writeFile",
-      async handle(request, response, [, id]) {
-        const entry = lookup(response, id!);
+      async handle(request, response, [, id = ""]) {
+        const entry = lookup(response, id);
         if (!entry) return;
         const ready = decideCommand(entry.record);
         if (ready === "wait" || !ready.ok) {
@@ -608,24 +656,32 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
         if (encoding !== "utf8" && encoding !== "base64") {
           return fail(response, 400, "invalid_encoding", "encoding must be utf8 or base64");
         }
-        const path = await resolvePath(entry.containerId!, body.path);
+        const path = await resolvePath(containerOf(entry), body.path);
         if (!path) return fail(response, 400, "invalid_path", "path must resolve under /home/user or /tmp");
         const bytes = Buffer.from(body.content, encoding === "base64" ? "base64" : "utf8");
         const quoted = shellQuote(path);
-        const write = await options.machines.exec(entry.containerId!, {
+        const write = await options.machines.exec(containerOf(entry), {
           command: `mkdir -p -- "$(dirname -- ${quoted})" && tmp="$(mktemp -- ${quoted}.XXXXXX)" && cat > "$tmp" && mv -f -- "$tmp" ${quoted}`,
           stdin: bytes,
         });
-        if (write.exitCode !== 0) return fail(response, 400, "write_failed", write.stderr.toString().slice(0, 200));
-        sendJson(response, 200, { ok: true, type: "file.written", success: true, path, encoding, size: bytes.length });
+        if (write.exitCode !== 0)
+          return fail(response, 400, "write_failed", write.stderr.toString().slice(0, 200));
+        sendJson(response, 200, {
+          ok: true,
+          type: "file.written",
+          success: true,
+          path,
+          encoding,
+          size: bytes.length,
+        });
       },
     },
     {
       method: "POST",
       pattern: /^\/sandboxes\/([^/]+)\/host$/,
       name: "host",
-      async handle(request, response, [, id]) {
-        const entry = lookup(response, id!);
+      async handle(request, response, [, id = ""]) {
+        const entry = lookup(response, id);
         if (!entry) return;
         const body = await readJson(request);
         const port = isRecord(body) ? body.port : undefined;
@@ -649,8 +705,8 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
       method: "POST",
       pattern: /^\/sandboxes\/([^/]+)\/desktop$/,
       name: "desktop",
-      async handle(_request, response, [, id]) {
-        const entry = lookup(response, id!);
+      async handle(_request, response, [, id = ""]) {
+        const entry = lookup(response, id);
         if (!entry) return;
         if (!isUsable(entry.record.state)) {
           return fail(response, 409, "sandbox_not_ready", `sandbox is ${entry.record.state}`);
@@ -666,7 +722,14 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
           });
         }
         const { url } = await hostPort(entry, 6080, false);
-        sendJson(response, 200, { ok: true, type: "desktop.url", success: true, desktopUrl: url, ip: null, mode: "vnc" });
+        sendJson(response, 200, {
+          ok: true,
+          type: "desktop.url",
+          success: true,
+          desktopUrl: url,
+          ip: null,
+          mode: "vnc",
+        });
       },
     },
   ];
@@ -674,7 +737,9 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
   const server = http.createServer((request, response) => {
     const url = new URL(request.url ?? "/", "http://boat.invalid");
     const path = url.pathname.replace(/^\/api\/v1/, "");
-    response.on("finish", () => requests.push({ method: request.method ?? "", path, status: response.statusCode }));
+    response.on("finish", () =>
+      requests.push({ method: request.method ?? "", path, status: response.statusCode }),
+    );
     const auth = request.headers.authorization ?? "";
     if (!auth.startsWith("Bearer ") || !sameSecret(auth.slice(7), options.apiKey)) {
       request.resume();

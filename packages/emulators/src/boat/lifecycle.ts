@@ -52,7 +52,12 @@ export type Decision =
   | { readonly ok: true }
   | { readonly ok: false; readonly status: number; readonly code: string; readonly message: string };
 
-const refuse = (status: number, code: string, message: string): Decision => ({ ok: false, status, code, message });
+const refuse = (status: number, code: string, message: string): Decision => ({
+  ok: false,
+  status,
+  code,
+  message,
+});
 
 export function isUsable(state: BoatState): boolean {
   return USABLE_STATES.includes(state);
@@ -64,7 +69,8 @@ export function isStarting(state: BoatState): boolean {
 
 /** `POST /stop`: archiving and archived answer 202 again; a start in flight is a state race. */
 export function decideStop(record: BoatRecord): Decision {
-  if (isUsable(record.state) || record.state === "archiving" || record.state === "archived") return { ok: true };
+  if (isUsable(record.state) || record.state === "archiving" || record.state === "archived")
+    return { ok: true };
   if (isStarting(record.state)) {
     return refuse(409, "sandbox_busy", `sandbox is ${record.state}; stop it once it is ready`);
   }
@@ -82,7 +88,11 @@ export function decideResume(record: BoatRecord): Decision {
       ? { ok: true }
       : refuse(410, "snapshot_expired", "the sandbox's archived snapshot has expired; it cannot be resumed");
   }
-  return refuse(409, "sandbox_not_resumable", `sandbox is ${record.state}${record.error ? `: ${record.error}` : ""}`);
+  return refuse(
+    409,
+    "sandbox_not_resumable",
+    `sandbox is ${record.state}${record.error ? `: ${record.error}` : ""}`,
+  );
 }
 
 /** Commands: a starting sandbox is waited for (up to 60 s); anything else not usable is refused. */

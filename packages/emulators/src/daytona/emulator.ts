@@ -82,7 +82,9 @@ export interface DaytonaEmulator {
   sweep(): Promise<string[]>;
   /** Removes a sandbox entirely behind the client's back (GET answers 404). */
   vanish(id: string): Promise<void>;
-  inspect(id: string): { state: DaytonaState; lastActivity: number; labels: Record<string, string> } | undefined;
+  inspect(
+    id: string,
+  ): { state: DaytonaState; lastActivity: number; labels: Record<string, string> } | undefined;
   /** Every request: method, path without query, status (the secret scan reads these too). */
   readonly requests: readonly { method: string; path: string; status: number }[];
   close(): Promise<void>;
@@ -91,7 +93,10 @@ export interface DaytonaEmulator {
 const PREVIEW_HEADER = "x-daytona-preview-token";
 
 function sameSecret(given: string, expected: string): boolean {
-  return timingSafeEqual(createHash("sha256").update(given).digest(), createHash("sha256").update(expected).digest());
+  return timingSafeEqual(
+    createHash("sha256").update(given).digest(),
+    createHash("sha256").update(expected).digest(),
+  );
 }
 
 export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Promise<DaytonaEmulator> {
@@ -174,7 +179,12 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
           if (s.public) return { ok: true, path };
           const given = request.headers[PREVIEW_HEADER];
           const current = s.previewTokens.get(port);
-          if (typeof given !== "string" || !current || current.generation !== s.generation || !sameSecret(given, current.token)) {
+          if (
+            typeof given !== "string" ||
+            !current ||
+            current.generation !== s.generation ||
+            !sameSecret(given, current.token)
+          ) {
             return { ok: false, status: 401 };
           }
           return { ok: true, path };
@@ -232,13 +242,20 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
     response: http.ServerResponse,
     url: URL,
   ) => {
-    if (s.state !== "started") return fail(response, 409, `sandbox ${s.id} is ${s.state}`, "SANDBOX_NOT_STARTED");
+    if (s.state !== "started")
+      return fail(response, 409, `sandbox ${s.id} is ${s.state}`, "SANDBOX_NOT_STARTED");
     s.lastActivity = now();
     const method = request.method ?? "GET";
-    let match: RegExpMatchArray | null;
+    // `as`: assigned by `on` below; without it TS would narrow the variable to null.
+    let match = null as RegExpMatchArray | null;
+    const on = (text: string, pattern: RegExp) => {
+      match = text.match(pattern);
+      return match !== null;
+    };
     if (method === "POST" && rest === "/process/execute") {
       const body = await readJson(request);
-      if (!isRecord(body) || typeof body.command !== "string") return fail(response, 400, "command is required");
+      if (!isRecord(body) || typeof body.command !== "string")
+        return fail(response, 400, "command is required");
       const timeout = typeof body.timeout === "number" && body.timeout > 0 ? body.timeout * 1000 : undefined;
       const result = await options.machines.exec(s.containerId, {
         // The daemon hands the command to a shell; stderr joins the combined result.
@@ -252,30 +269,37 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
     if (method === "POST" && rest === "/process/session") {
       const body = await readJson(request);
       const sessionId = isRecord(body) ? body.sessionId : undefined;
-      if (typeof sessionId !== "string" || sessionId === "") return fail(response, 400, "sessionId is required");
-      if (s.sessions.has(sessionId)) return fail(response, 409, `session ${sessionId} exists`, "SESSION_EXISTS");
+      if (typeof sessionId !== "string" || sessionId === "")
+        return fail(response, 400, "sessionId is required");
+      if (s.sessions.has(sessionId))
+        return fail(response, 409, `session ${sessionId} exists`, "SESSION_EXISTS");
       s.sessions.set(sessionId, new Map());
       response.writeHead(201).end();
       return;
     }
-    if ((match = rest.match(/^\/process\/session\/([^/]+)$/))) {
-      const session = s.sessions.get(decodeURIComponent(match[1]!));
+    if (on(rest, /^\/process\/session\/([^/]+)$/)) {
+      const session = s.sessions.get(decodeURIComponent(match?.[1] ?? ""));
       if (!session) return fail(response, 404, "session not found", "SESSION_NOT_FOUND");
       if (method === "DELETE") {
-        s.sessions.delete(decodeURIComponent(match[1]!));
+        s.sessions.delete(decodeURIComponent(match?.[1] ?? ""));
         response.writeHead(204).end();
         return;
       }
       return sendJson(response, 200, {
-        sessionId: decodeURIComponent(match[1]!),
-        commands: [...session.values()].map((c) => ({ id: c.id, command: c.command, exitCode: c.exitCode ?? undefined })),
+        sessionId: decodeURIComponent(match?.[1] ?? ""),
+        commands: [...session.values()].map((c) => ({
+          id: c.id,
+          command: c.command,
+          exitCode: c.exitCode ?? undefined,
+        })),
       });
     }
-    if (method === "POST" && (match = rest.match(/^\/process\/session\/([^/]+)\/exec$/))) {
-      const session = s.sessions.get(decodeURIComponent(match[1]!));
+    if (method === "POST" && on(rest, /^\/process\/session\/([^/]+)\/exec$/)) {
+      const session = s.sessions.get(decodeURIComponent(match?.[1] ?? ""));
       if (!session) return fail(response, 404, "session not found", "SESSION_NOT_FOUND");
       const body = await readJson(request);
-      if (!isRecord(body) || typeof body.command !== "string") return fail(response, 400, "command is required");
+      if (!isRecord(body) || typeof body.command !== "string")
+        return fail(response, 400, "command is required");
       const command: SessionCommand = {
         id: randomUUID(),
         command: body.command,
@@ -287,7 +311,8 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
       };
       session.set(command.id, command);
       const done = runSession(s, command);
-      if (body.runAsync === true || body.async === true) return sendJson(response, 202, { cmdId: command.id });
+      if (body.runAsync === true || body.async === true)
+        return sendJson(response, 202, { cmdId: command.id });
       await done;
       const stdout = Buffer.concat(command.stdout).toString("utf8");
       const stderr = Buffer.concat(command.stderr).toString("utf8");
@@ -299,11 +324,17 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
         stderr,
       });
     }
-    if (method === "GET" && (match = rest.match(/^\/process\/session\/([^/]+)\/command\/([^/]+)(\/logs)?$/))) {
-      const command = s.sessions.get(decodeURIComponent(match[1]!))?.get(decodeURIComponent(match[2]!));
+    if (method === "GET" && on(rest, /^\/process\/session\/([^/]+)\/command\/([^/]+)(\/logs)?$/)) {
+      const command = s.sessions
+        .get(decodeURIComponent(match?.[1] ?? ""))
+        ?.get(decodeURIComponent(match?.[2] ?? ""));
       if (!command) return fail(response, 404, "command not found", "COMMAND_NOT_FOUND");
-      if (!match[3]) {
-        return sendJson(response, 200, { id: command.id, command: command.command, exitCode: command.exitCode ?? undefined });
+      if (!match?.[3]) {
+        return sendJson(response, 200, {
+          id: command.id,
+          command: command.command,
+          exitCode: command.exitCode ?? undefined,
+        });
       }
       const stdout = Buffer.concat(command.stdout).toString("utf8");
       const stderr = Buffer.concat(command.stderr).toString("utf8");
@@ -313,12 +344,17 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
     if (method === "POST" && rest === "/files/bulk-upload") {
       const files = new Map<string, { path?: string; data?: Buffer }>();
       await new Promise<void>((resolve, reject) => {
-        const parser = busboy({ headers: request.headers, preservePath: true, limits: { fileSize: 1024 ** 3 } });
+        const parser = busboy({
+          headers: request.headers,
+          preservePath: true,
+          limits: { fileSize: 1024 ** 3 },
+        });
         const slot = (field: string) => {
           const m = field.match(/^files\[(\d+)\]\.(path|file)$/);
           if (!m) return undefined;
-          const entry = files.get(m[1]!) ?? {};
-          files.set(m[1]!, entry);
+          const index = m[1] ?? "";
+          const entry = files.get(index) ?? {};
+          files.set(index, entry);
           return { entry, kind: m[2] as "path" | "file" };
         };
         parser.on("field", (name, value) => {
@@ -346,7 +382,8 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
     }
     if (method === "POST" && rest === "/files/bulk-download") {
       const body = await readJson(request);
-      const paths = isRecord(body) && Array.isArray(body.paths) ? body.paths.filter((p) => typeof p === "string") : [];
+      const paths =
+        isRecord(body) && Array.isArray(body.paths) ? body.paths.filter((p) => typeof p === "string") : [];
       const boundary = `emulator${randomBytes(12).toString("hex")}`;
       const parts: Buffer[] = [];
       for (const path of paths as string[]) {
@@ -386,9 +423,19 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
 
   // ------------------------------------------------------------------ control plane
 
-  const control = async (request: http.IncomingMessage, response: http.ServerResponse, path: string, url: URL) => {
+  const control = async (
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+    path: string,
+    url: URL,
+  ) => {
     const method = request.method ?? "GET";
-    let match: RegExpMatchArray | null;
+    // `as`: assigned by `on` below; without it TS would narrow the variable to null.
+    let match = null as RegExpMatchArray | null;
+    const on = (text: string, pattern: RegExp) => {
+      match = text.match(pattern);
+      return match !== null;
+    };
     if (method === "POST" && path === "/sandbox") {
       const body = await readJson(request);
       if (!isRecord(body)) return fail(response, 400, "body must be an object");
@@ -437,13 +484,14 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
       );
       return sendJson(response, 200, { items: items.map(dto), total: items.length, nextCursor: null });
     }
-    if ((match = path.match(/^\/sandbox\/([^/]+)(\/.*)?$/))) {
-      const s = find(decodeURIComponent(match[1]!));
-      if (!s) return fail(response, 404, `Sandbox with ID or name ${match[1]} not found`, "NOT_FOUND");
-      const action = match[2] ?? "";
+    if (on(path, /^\/sandbox\/([^/]+)(\/.*)?$/)) {
+      const s = find(decodeURIComponent(match?.[1] ?? ""));
+      if (!s) return fail(response, 404, `Sandbox with ID or name ${match?.[1]} not found`, "NOT_FOUND");
+      const action = match?.[2] ?? "";
       s.lastActivity = now();
       if (method === "GET" && action === "") return sendJson(response, 200, dto(s));
-      if (method === "GET" && action === "/toolbox-proxy-url") return sendJson(response, 200, { url: `${origin}/toolbox` });
+      if (method === "GET" && action === "/toolbox-proxy-url")
+        return sendJson(response, 200, { url: `${origin}/toolbox` });
       if (s.state === "destroyed") return fail(response, 404, `Sandbox ${s.id} is destroyed`, "NOT_FOUND");
       if (method === "DELETE" && action === "") {
         await destroySandbox(s);
@@ -467,16 +515,16 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
         response.writeHead(201).end();
         return;
       }
-      if (method === "POST" && (match = action.match(/^\/(autostop|autoarchive|autodelete|autopause)\/(-?\d+)$/))) {
-        const minutes = Number(match[2]);
-        if (match[1] === "autostop") s.autoStopInterval = minutes;
-        if (match[1] === "autoarchive") s.autoArchiveInterval = minutes;
-        if (match[1] === "autodelete") s.autoDeleteInterval = minutes;
+      if (method === "POST" && on(action, /^\/(autostop|autoarchive|autodelete|autopause)\/(-?\d+)$/)) {
+        const minutes = Number(match?.[2]);
+        if (match?.[1] === "autostop") s.autoStopInterval = minutes;
+        if (match?.[1] === "autoarchive") s.autoArchiveInterval = minutes;
+        if (match?.[1] === "autodelete") s.autoDeleteInterval = minutes;
         response.writeHead(200).end();
         return;
       }
-      if (method === "POST" && (match = action.match(/^\/ttl\/(\d+)$/))) {
-        const minutes = Number(match[1]);
+      if (method === "POST" && on(action, /^\/ttl\/(\d+)$/)) {
+        const minutes = Number(match?.[1]);
         s.destroyAt = minutes === 0 ? null : now() + minutes * 60_000;
         response.writeHead(200).end();
         return;
@@ -487,8 +535,8 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
         s.labels = body.labels as Record<string, string>;
         return sendJson(response, 200, { labels: s.labels });
       }
-      if (method === "GET" && (match = action.match(/^\/ports\/(\d+)\/preview-url$/))) {
-        const port = Number(match[1]);
+      if (method === "GET" && on(action, /^\/ports\/(\d+)\/preview-url$/)) {
+        const port = Number(match?.[1]);
         if (port < 3000 || port > 9999) return fail(response, 400, "port must be 3000-9999");
         if (s.state !== "started") return fail(response, 409, `sandbox is ${s.state}`);
         return sendJson(response, 200, await previewLink(s, port));
@@ -516,9 +564,9 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
     const handle = async () => {
       const tool = url.pathname.match(/^\/toolbox\/([^/]+)(\/.*)$/);
       if (tool) {
-        const s = sandboxes.get(decodeURIComponent(tool[1]!));
+        const s = sandboxes.get(decodeURIComponent(tool[1] ?? ""));
         if (!s) return fail(response, 404, "sandbox not found", "NOT_FOUND");
-        return toolbox(s, tool[2]!, request, response, url);
+        return toolbox(s, tool[2] ?? "", request, response, url);
       }
       if (url.pathname.startsWith("/api/")) return control(request, response, url.pathname.slice(4), url);
       return fail(response, 404, `Cannot ${request.method} ${url.pathname}`);
@@ -533,15 +581,20 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
   const wss = new WebSocketServer({ noServer: true });
   server.on("upgrade", (request, socket: Duplex, head) => {
     const url = new URL(request.url ?? "/", "http://daytona.invalid");
-    const match = url.pathname.match(/^\/toolbox\/([^/]+)\/process\/session\/([^/]+)\/command\/([^/]+)\/logs$/);
-    const s = match ? sandboxes.get(decodeURIComponent(match[1]!)) : undefined;
-    const command = match && s?.sessions.get(decodeURIComponent(match[2]!))?.get(decodeURIComponent(match[3]!));
+    const match = url.pathname.match(
+      /^\/toolbox\/([^/]+)\/process\/session\/([^/]+)\/command\/([^/]+)\/logs$/,
+    );
+    const s = match ? sandboxes.get(decodeURIComponent(match?.[1] ?? "")) : undefined;
+    const command =
+      match &&
+      s?.sessions.get(decodeURIComponent(match?.[2] ?? ""))?.get(decodeURIComponent(match?.[3] ?? ""));
     if (!authorized(request) || !command) {
       socket.end("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n");
       return;
     }
     wss.handleUpgrade(request, socket, head, (ws) => {
-      const prefix = (stream: "stdout" | "stderr") => Buffer.from(stream === "stdout" ? [1, 1, 1] : [2, 2, 2]);
+      const prefix = (stream: "stdout" | "stderr") =>
+        Buffer.from(stream === "stdout" ? [1, 1, 1] : [2, 2, 2]);
       const send = (event: ["stdout" | "stderr", Buffer] | null) => {
         if (event === null) {
           command.followers.delete(send);
@@ -569,7 +622,11 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
         if (s.state === "started" && s.destroyAt !== null && s.destroyAt <= now()) {
           await destroySandbox(s);
           acted.push(s.id);
-        } else if (s.state === "started" && s.autoStopInterval > 0 && s.lastActivity + s.autoStopInterval * 60_000 <= now()) {
+        } else if (
+          s.state === "started" &&
+          s.autoStopInterval > 0 &&
+          s.lastActivity + s.autoStopInterval * 60_000 <= now()
+        ) {
           await stopSandbox(s);
           acted.push(s.id);
         }
@@ -599,4 +656,3 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
     },
   };
 }
-

@@ -73,7 +73,8 @@ function toSandboxError(error: unknown, what: string): Error {
     if (error.gone && error.code !== "file_not_found") {
       return new SandboxError("SANDBOX_GONE", `${what}: ${error.message}`, { cause: error });
     }
-    if (error.code === "file_not_found") return new SandboxError("FILE_NOT_FOUND", `${what}: ${error.message}`);
+    if (error.code === "file_not_found")
+      return new SandboxError("FILE_NOT_FOUND", `${what}: ${error.message}`);
     if (error.code === "sandbox_not_ready") {
       return new SandboxError("SANDBOX_NOT_RUNNING", `${what}: ${error.message}`, { cause: error });
     }
@@ -86,7 +87,10 @@ function toSandboxError(error: unknown, what: string): Error {
   return new SandboxError("SANDBOX_PROVIDER_ERROR", `${what}: ${message}`, { cause: error });
 }
 
-export function createBoatBackend(config: Omit<BoatProviderConfig, "supervisorBundle">, client?: BoatClient): RemoteBackend {
+export function createBoatBackend(
+  config: Omit<BoatProviderConfig, "supervisorBundle">,
+  client?: BoatClient,
+): RemoteBackend {
   const boat =
     client ??
     createBoatClient({
@@ -159,7 +163,11 @@ export function createBoatBackend(config: Omit<BoatProviderConfig, "supervisorBu
             ? await boat.commandStream(id, request, onOutput)
             : await boat.command(id, request);
           // Boat's own deadline (the cap) is a deadline result, not an error.
-          return { exitCode: result.timedOut ? 124 : result.exitCode, stdout: result.stdout, stderr: result.stderr };
+          return {
+            exitCode: result.timedOut ? 124 : result.exitCode,
+            stdout: result.stdout,
+            stderr: result.stderr,
+          };
         }),
       readFile: (path) => call(`read ${path}`, async () => new Uint8Array(await boat.readFile(id, path))),
       writeFile: (path, data) => call(`write ${path}`, () => boat.writeFile(id, path, data)),

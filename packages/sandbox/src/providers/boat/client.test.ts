@@ -29,7 +29,10 @@ async function scripted(answers: Answer[]): Promise<{ url: string; seen: Seen[] 
     request.on("data", (c: Buffer) => (body += c.toString()));
     request.on("end", () => {
       seen.push({ method: request.method ?? "", url: request.url ?? "", headers: request.headers, body });
-      const answer = answers.shift() ?? { status: 500, body: { ok: false, code: "script_exhausted", message: "" } };
+      const answer = answers.shift() ?? {
+        status: 500,
+        body: { ok: false, code: "script_exhausted", message: "" },
+      };
       response.writeHead(answer.status, { "content-type": "application/json", ...answer.headers });
       response.end(answer.body === undefined ? "" : JSON.stringify(answer.body));
     });
@@ -62,8 +65,13 @@ function client(url: string, waits: number[]) {
 
 describe("Boat client", () => {
   it("creates with Idempotency-Key and noEnv, the key only in Authorization", async () => {
-    const { url, seen } = await scripted([{ status: 202, body: { ok: true, status: "provisioning", sandbox } }]);
-    const created = await client(url, []).create({ noEnv: true, ttlSeconds: 7200 }, { idempotencyKey: "key-1" });
+    const { url, seen } = await scripted([
+      { status: 202, body: { ok: true, status: "provisioning", sandbox } },
+    ]);
+    const created = await client(url, []).create(
+      { noEnv: true, ttlSeconds: 7200 },
+      { idempotencyKey: "key-1" },
+    );
     expect(created.id).toBe("bx_23456789");
     expect(seen[0]?.method).toBe("POST");
     expect(seen[0]?.url).toBe("/api/v1/sandboxes");
@@ -91,11 +99,16 @@ describe("Boat client", () => {
     ]);
     const waits: number[] = [];
     await client(race.url, waits).stop("bx_23456789");
-    expect(race.seen.map((s) => s.url)).toEqual(["/api/v1/sandboxes/bx_23456789/stop", "/api/v1/sandboxes/bx_23456789/stop"]);
+    expect(race.seen.map((s) => s.url)).toEqual([
+      "/api/v1/sandboxes/bx_23456789/stop",
+      "/api/v1/sandboxes/bx_23456789/stop",
+    ]);
     expect(waits).toEqual([1000]);
 
     const notRace = await scripted([{ status: 409, body: envelope(409, "sandbox_not_ready") }]);
-    const error = await client(notRace.url, []).stop("bx_23456789").catch((e: unknown) => e);
+    const error = await client(notRace.url, [])
+      .stop("bx_23456789")
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BoatApiError);
     expect((error as BoatApiError).code).toBe("sandbox_not_ready");
     expect(notRace.seen).toHaveLength(1);
@@ -126,15 +139,27 @@ describe("Boat client", () => {
 
   it("404 and 410 are gone; delete confirms with the id and polls the operation to completion", async () => {
     const { url, seen } = await scripted([
-      { status: 202, body: { ok: true, operation: { id: "bdop_1", targetId: "bx_23456789", status: "pending" } } },
-      { status: 200, body: { ok: true, operation: { id: "bdop_1", targetId: "bx_23456789", status: "processing" } } },
-      { status: 200, body: { ok: true, operation: { id: "bdop_1", targetId: "bx_23456789", status: "completed" } } },
+      {
+        status: 202,
+        body: { ok: true, operation: { id: "bdop_1", targetId: "bx_23456789", status: "pending" } },
+      },
+      {
+        status: 200,
+        body: { ok: true, operation: { id: "bdop_1", targetId: "bx_23456789", status: "processing" } },
+      },
+      {
+        status: 200,
+        body: { ok: true, operation: { id: "bdop_1", targetId: "bx_23456789", status: "completed" } },
+      },
       { status: 410, body: envelope(410, "sandbox_deleted") },
     ]);
     const boat = client(url, []);
     await boat.deleteAndWait("bx_23456789", { pollMs: 1 });
     expect(seen[0]?.headers["x-ascii-confirm-delete"]).toBe("bx_23456789");
-    expect(seen.slice(1, 3).map((s) => s.url)).toEqual(["/api/v1/deletion-operations/bdop_1", "/api/v1/deletion-operations/bdop_1"]);
+    expect(seen.slice(1, 3).map((s) => s.url)).toEqual([
+      "/api/v1/deletion-operations/bdop_1",
+      "/api/v1/deletion-operations/bdop_1",
+    ]);
     const gone = await boat.get("bx_23456789").catch((e: unknown) => e);
     expect((gone as BoatApiError).gone).toBe(true);
     // Deleting what is already gone is done, not an error.
@@ -159,7 +184,13 @@ describe("Boat client", () => {
     const result = await client(url, []).commandStream("bx_23456789", { command: "x" }, (stream, data) =>
       chunks.push(`${stream}:${data}`),
     );
-    expect(result).toEqual({ success: false, exitCode: 3, stdout: "hello\n", stderr: "warn", timedOut: false });
+    expect(result).toEqual({
+      success: false,
+      exitCode: 3,
+      stdout: "hello\n",
+      stderr: "warn",
+      timedOut: false,
+    });
     expect(chunks).toEqual(["stdout:he", "stdout:llo\n", "stderr:warn"]);
   });
 });

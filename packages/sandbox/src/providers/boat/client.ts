@@ -205,7 +205,8 @@ export function createBoatClient(options: BoatClientOptions): BoatClient {
         typeof envelope.requestId === "string" ? envelope.requestId : undefined,
         retryAfterMs,
       );
-      const retriable = response.status === 429 || (response.status === 409 && call.retryRaces && RACE_CODES.has(code));
+      const retriable =
+        response.status === 429 || (response.status === 409 && call.retryRaces && RACE_CODES.has(code));
       if (!retriable || attempt >= maxRetries) throw error;
       // As told by the service; otherwise 1 s, 2 s, 4 s … capped at 30 s.
       const waitMs = retryAfterMs ?? Math.min(30_000, 1000 * 2 ** attempt);
@@ -234,8 +235,14 @@ export function createBoatClient(options: BoatClientOptions): BoatClient {
       return answer.sandbox;
     },
     async get(id) {
-      return (await json<{ sandbox: BoatSandbox }>({ method: "GET", path: sandboxPath(id), route: "get", retryRaces: true }))
-        .sandbox;
+      return (
+        await json<{ sandbox: BoatSandbox }>({
+          method: "GET",
+          path: sandboxPath(id),
+          route: "get",
+          retryRaces: true,
+        })
+      ).sandbox;
     },
     async list(query = {}) {
       const params = new URLSearchParams();
@@ -273,10 +280,22 @@ export function createBoatClient(options: BoatClientOptions): BoatClient {
       ).sandbox;
     },
     async stop(id) {
-      await send({ method: "POST", path: `${sandboxPath(id)}/stop`, route: "stop", body: {}, retryRaces: true });
+      await send({
+        method: "POST",
+        path: `${sandboxPath(id)}/stop`,
+        route: "stop",
+        body: {},
+        retryRaces: true,
+      });
     },
     async resume(id, request) {
-      await send({ method: "POST", path: `${sandboxPath(id)}/resume`, route: "resume", body: request, retryRaces: true });
+      await send({
+        method: "POST",
+        path: `${sandboxPath(id)}/resume`,
+        route: "resume",
+        body: request,
+        retryRaces: true,
+      });
     },
     async command(id, request) {
       const answer = await json<BoatCommandResult>({
@@ -322,7 +341,11 @@ export function createBoatClient(options: BoatClientOptions): BoatClient {
         } else if (frame.type === "exit") {
           end = frame as typeof end;
         } else if (frame.type === "error") {
-          throw new BoatApiError(502, frame.error ?? "boat_direct_failed", `boat command: ${frame.message ?? ""}`);
+          throw new BoatApiError(
+            502,
+            frame.error ?? "boat_direct_failed",
+            `boat command: ${frame.message ?? ""}`,
+          );
         }
       };
       for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {

@@ -53,7 +53,15 @@ export interface DaytonaProviderConfig {
 export const DAYTONA_LABELS = { computer: "rakazo.computer", home: "rakazo.home" } as const;
 export const PREVIEW_TOKEN_HEADER = "x-daytona-preview-token";
 
-const RUNNING = new Set(["started", "starting", "creating", "restoring", "resizing", "snapshotting", "forking"]);
+const RUNNING = new Set([
+  "started",
+  "starting",
+  "creating",
+  "restoring",
+  "resizing",
+  "snapshotting",
+  "forking",
+]);
 const STOPPED = new Set(["stopped", "stopping", "archived", "archiving", "paused", "pausing", "resuming"]);
 
 function isGoneState(sandbox: DaytonaSandbox): boolean {
@@ -115,7 +123,10 @@ export function createDaytonaBackend(config: Omit<DaytonaProviderConfig, "superv
           const done = await sandbox.process.executeSessionCommand(session, { command: wrapped });
           return { exitCode: done.exitCode ?? 1, stdout: done.stdout ?? "", stderr: done.stderr ?? "" };
         }
-        const started = await sandbox.process.executeSessionCommand(session, { command: wrapped, runAsync: true });
+        const started = await sandbox.process.executeSessionCommand(session, {
+          command: wrapped,
+          runAsync: true,
+        });
         const cmdId = started.cmdId;
         let stdout = "";
         let stderr = "";
@@ -187,7 +198,9 @@ export function createDaytonaBackend(config: Omit<DaytonaProviderConfig, "superv
             public: false,
             networkBlockAll: true,
             autoStopInterval: 0,
-            ...(config.autoArchiveMinutes !== undefined ? { autoArchiveInterval: config.autoArchiveMinutes } : {}),
+            ...(config.autoArchiveMinutes !== undefined
+              ? { autoArchiveInterval: config.autoArchiveMinutes }
+              : {}),
           },
           { timeout },
         );
