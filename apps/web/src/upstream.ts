@@ -12,7 +12,7 @@ import WebSocket from "ws";
  * `path` under the target's base URL, keeping the base's query: Boat's protected port hosting
  * admits only a `_token` query parameter, so the base may carry one (server-side only, SCR-4).
  */
-export function gatewayUrl(base: string, path: string): URL {
+function gatewayUrl(base: string, path: string): URL {
   const url = new URL(base);
   url.pathname = `${url.pathname.replace(/\/$/, "")}${path}`;
   return url;

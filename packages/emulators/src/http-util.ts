@@ -1,7 +1,7 @@
 /** Small HTTP helpers shared by the emulators (node:http, no framework). */
 import type http from "node:http";
 
-export async function readBody(
+async function readBody(
   request: http.IncomingMessage,
   limitBytes = 64 * 1024 * 1024,
 ): Promise<Buffer> {

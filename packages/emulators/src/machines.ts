@@ -24,7 +24,7 @@ export interface MachinePoolOptions {
   readonly memoryBytes?: number;
 }
 
-export interface MachineExec {
+interface MachineExec {
   /** A shell command line, run by `bash -c` as the machine's user (uid 1000). */
   readonly command: string;
   /** Absolute directory inside the machine; default the user's home. */
@@ -36,7 +36,7 @@ export interface MachineExec {
   readonly onStderr?: (chunk: Buffer) => void;
 }
 
-export type MachineState = "running" | "stopped" | "missing";
+type MachineState = "running" | "stopped" | "missing";
 
 export interface MachinePool {
   create(name: string): Promise<string>;

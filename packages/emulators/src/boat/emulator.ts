@@ -61,7 +61,7 @@ interface DeletionOperation {
   readonly done: Promise<void>;
 }
 
-export interface BoatFaults {
+interface BoatFaults {
   /** The next `count` requests to `route` (e.g. "stop", "resume", "create") answer 409 `sandbox_busy`. */
   conflict(route: string, count: number): void;
   /** The next `count` requests (any route) answer 429 `rate_limited` with `Retry-After: seconds`. */

@@ -11,7 +11,7 @@
  * token (the "stream tokens"): a URL handed out before the resume no longer admits anyone.
  */
 
-export const BOAT_STATES = [
+const BOAT_STATES = [
   "init",
   "provisioning",
   "provisioned",
@@ -26,7 +26,7 @@ export const BOAT_STATES = [
 ] as const;
 export type BoatState = (typeof BOAT_STATES)[number];
 
-export const USABLE_STATES: readonly BoatState[] = ["ready", "idle", "running"];
+const USABLE_STATES: readonly BoatState[] = ["ready", "idle", "running"];
 const STARTING_STATES: readonly BoatState[] = ["init", "provisioning", "provisioned", "cloning"];
 
 export interface BoatRecord {
@@ -63,7 +63,7 @@ export function isUsable(state: BoatState): boolean {
   return USABLE_STATES.includes(state);
 }
 
-export function isStarting(state: BoatState): boolean {
+function isStarting(state: BoatState): boolean {
   return STARTING_STATES.includes(state);
 }
 

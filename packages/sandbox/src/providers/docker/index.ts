@@ -6,14 +6,14 @@ export {
   WORKSPACE_DIR,
 } from "./container-spec.ts";
 export {
-  createDockerProvider,
-  type DockerDesktopContext,
-  type DockerProviderOptions,
-} from "./docker-provider.ts";
-export {
   createDemuxer,
   type RawExecRequest,
   type RawExecResult,
   runExec,
   startExecStream,
 } from "./docker-exec.ts";
+export {
+  createDockerProvider,
+  type DockerDesktopContext,
+  type DockerProviderOptions,
+} from "./docker-provider.ts";
