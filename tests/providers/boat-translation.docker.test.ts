@@ -110,7 +110,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
       expect(mode.stdout.trim(), state).toBe("750");
       expect((await replacement.exec({ argv: ["./bin/run.sh"] })).stdout).toBe("ran\n");
     }
-  });
+  }, 900_000);
 
   it("the two-hour TTL is refreshed while the computer is active and lapses while it idles", async () => {
     const { ref } = await provision("cmp_boat_ttl");

@@ -8,7 +8,7 @@ import { SandboxError } from "../errors.ts";
 import { quote } from "./shell.ts";
 
 /** Exit codes of the script; anything else is a provider error. */
-export const FILE_EXIT = {
+const FILE_EXIT = {
   outside: 40,
   notFound: 41,
   notDirectory: 42,

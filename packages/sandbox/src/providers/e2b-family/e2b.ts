@@ -39,7 +39,7 @@ export interface E2BProviderConfig {
   readonly supervisorBundle: () => Promise<Uint8Array>;
 }
 
-export function e2bSdk(config: E2BProviderConfig): FamilySdk {
+function e2bSdk(config: E2BProviderConfig): FamilySdk {
   const connection = {
     apiKey: config.apiKey,
     ...(config.apiUrl ? { apiUrl: config.apiUrl } : {}),

@@ -94,7 +94,7 @@ export const METADATA = { computer: "rakazo_computer", home: "rakazo_home" } as 
 
 const DEFAULT_TTL_MS = 60 * 60_000;
 
-export function mapFamilyError(sdk: FamilySdk, error: unknown, what: string): Error {
+function mapFamilyError(sdk: FamilySdk, error: unknown, what: string): Error {
   if (error instanceof SandboxError || error instanceof StaleMachineError) return error;
   const message = error instanceof Error ? error.message : String(error);
   if (sdk.errors.sandboxNotFound(error))

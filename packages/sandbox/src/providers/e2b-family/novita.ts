@@ -35,7 +35,7 @@ export interface NovitaProviderConfig {
   readonly supervisorBundle: () => Promise<Uint8Array>;
 }
 
-export function novitaSdk(config: NovitaProviderConfig): FamilySdk {
+function novitaSdk(config: NovitaProviderConfig): FamilySdk {
   const connection = {
     apiKey: config.apiKey,
     ...(config.apiUrl ? { apiUrl: config.apiUrl } : {}),
