@@ -1,10 +1,7 @@
 /** Small HTTP helpers shared by the emulators (node:http, no framework). */
 import type http from "node:http";
 
-async function readBody(
-  request: http.IncomingMessage,
-  limitBytes = 64 * 1024 * 1024,
-): Promise<Buffer> {
+async function readBody(request: http.IncomingMessage, limitBytes = 64 * 1024 * 1024): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
