@@ -8,6 +8,16 @@ import https from "node:https";
 import { type ScreenGatewayTarget as GatewayTarget, TICKET_HEADER } from "@rakazo/protocol";
 import WebSocket from "ws";
 
+/**
+ * `path` under the target's base URL, keeping the base's query: Boat's protected port hosting
+ * admits only a `_token` query parameter, so the base may carry one (server-side only, SCR-4).
+ */
+function gatewayUrl(base: string, path: string): URL {
+  const url = new URL(base);
+  url.pathname = `${url.pathname.replace(/\/$/, "")}${path}`;
+  return url;
+}
+
 /** `GET /v1/screen` on the gateway: its HTTP status (200 when the ticket would be served). */
 export function gatewayStatus(target: GatewayTarget, ticket: string, timeoutMs = 5000): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -16,7 +26,7 @@ export function gatewayStatus(target: GatewayTarget, ticket: string, timeoutMs =
       target.transport === "unix"
         ? { socketPath: target.socketPath, path: "/v1/screen", headers }
         : { headers };
-    const url = target.transport === "http" ? new URL(`${target.url}/v1/screen`) : undefined;
+    const url = target.transport === "http" ? gatewayUrl(target.url, "/v1/screen") : undefined;
     const request = url
       ? (url.protocol === "https:" ? https : http).request(url, {
           ...options,
@@ -40,6 +50,6 @@ export function gatewaySocket(target: GatewayTarget, ticket: string, route = "/v
   const url =
     target.transport === "unix"
       ? `ws+unix://${target.socketPath}:${route}`
-      : `${target.url.replace(/^http/, "ws")}${route}`;
+      : gatewayUrl(target.url.replace(/^http/, "ws"), route).href;
   return new WebSocket(url, { headers, perMessageDeflate: false, handshakeTimeout: 10_000 });
 }

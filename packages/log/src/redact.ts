@@ -38,7 +38,7 @@ const SECRET_PATTERNS: readonly [RegExp, string][] = [
   // survives; header lines ("authorization: token x") are caught whole above.
   [/\b([Bb]earer|BEARER|Basic|Token)\s+[A-Za-z0-9._~+/=-]{4,}/g, "$1 [REDACTED]"],
   [/(\b[a-z][a-z0-9+.-]*:\/\/)([^\s/:@]+):([^\s/@]+)@/gi, "$1$2:[REDACTED]@"],
-  [/([?&](?:token|access_token|key|secret|password|sig|signature)=)[^&\s#"']+/gi, "$1[REDACTED]"],
+  [/([?&](?:_token|token|access_token|key|secret|password|sig|signature)=)[^&\s#"']+/gi, "$1[REDACTED]"],
 ];
 
 export const REDACTED = "[REDACTED]";

@@ -40,7 +40,7 @@ export {
  * Kinds with an adapter in this build. A new adapter adds its kind here, and the registry
  * (./registry.ts) then fails to type-check until it is wired in.
  */
-export const PROVIDER_KINDS = ["fake", "docker", "host", "e2b", "novita"] as const;
+export const PROVIDER_KINDS = ["fake", "docker", "host", "e2b", "novita", "daytona", "boat"] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 
 export type ComputerMode = "team" | "private";

@@ -4,6 +4,8 @@
  */
 
 import type { ProviderKind, SandboxProvider } from "./provider.ts";
+import type { BoatProviderConfig } from "./providers/boat/boat.ts";
+import type { DaytonaProviderConfig } from "./providers/daytona/daytona.ts";
 import type { E2BProviderConfig } from "./providers/e2b-family/e2b.ts";
 import type { NovitaProviderConfig } from "./providers/e2b-family/novita.ts";
 import type { FakeProviderOptions } from "./providers/fake/fake-provider.ts";
@@ -15,6 +17,8 @@ interface ProviderConfigs {
   host: HostProviderConfig;
   e2b: RemoteProviderConfig<E2BProviderConfig>;
   novita: RemoteProviderConfig<NovitaProviderConfig>;
+  daytona: RemoteProviderConfig<DaytonaProviderConfig>;
+  boat: RemoteProviderConfig<BoatProviderConfig>;
 }
 
 /**
@@ -77,6 +81,14 @@ const factories: Factories = {
   novita: async ({ supervisorBundlePath, ...config }) => {
     const { createNovitaProvider } = await import("./providers/e2b-family/novita.ts");
     return createNovitaProvider({ ...config, supervisorBundle: bundleReader(supervisorBundlePath) });
+  },
+  daytona: async ({ supervisorBundlePath, ...config }) => {
+    const { createDaytonaProvider } = await import("./providers/daytona/daytona.ts");
+    return createDaytonaProvider({ ...config, supervisorBundle: bundleReader(supervisorBundlePath) });
+  },
+  boat: async ({ supervisorBundlePath, ...config }) => {
+    const { createBoatProvider } = await import("./providers/boat/boat.ts");
+    return createBoatProvider({ ...config, supervisorBundle: bundleReader(supervisorBundlePath) });
   },
 };
 

@@ -6,6 +6,13 @@ export {
   WORKSPACE_DIR,
 } from "./container-spec.ts";
 export {
+  createDemuxer,
+  type RawExecRequest,
+  type RawExecResult,
+  runExec,
+  startExecStream,
+} from "./docker-exec.ts";
+export {
   createDockerProvider,
   type DockerDesktopContext,
   type DockerProviderOptions,

@@ -1,0 +1,2 @@
+export * from "./boat.ts";
+export * from "./client.ts";
