@@ -18,7 +18,7 @@ import {
 } from "./rpc/computer.ts";
 import { computerAct, computerObserve } from "./rpc/desktop.ts";
 import { computerFilesList, computerFilesRead } from "./rpc/files.ts";
-import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./rpc/identity.ts";
+import { botCreate, botList, spaceCreate, spaceList, tokenCreate, tokenRevoke } from "./rpc/identity.ts";
 import { computerSetNetwork } from "./rpc/network.ts";
 import {
   computerOperationsList,
@@ -61,6 +61,7 @@ export const RPC_CONTRACTS = [
   botCreate,
   botList,
   tokenCreate,
+  tokenRevoke,
   computerCreate,
   computerGet,
   computerList,

@@ -13,7 +13,7 @@ import {
 import type { RpcDefinition } from "./define.ts";
 import { computerAct, computerObserve } from "./desktop.ts";
 import { computerFilesList, computerFilesRead } from "./files.ts";
-import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./identity.ts";
+import { botCreate, botList, spaceCreate, spaceList, tokenCreate, tokenRevoke } from "./identity.ts";
 import { computerSetNetwork } from "./network.ts";
 import {
   computerOperationsList,
@@ -44,6 +44,7 @@ export const RPCS = [
   botCreate,
   botList,
   tokenCreate,
+  tokenRevoke,
   computerCreate,
   computerGet,
   computerList,
