@@ -56,7 +56,9 @@ describe("web app sessions", () => {
   it("the app's RPCs go through the session; without it they are refused", async () => {
     const spaces = await post("/api/rpc/space/list", {}, { cookie });
     expect(spaces.status).toBe(200);
-    expect(((await spaces.json()) as { result: { name: string }[] }).result.map((s) => s.name)).toEqual(["Lab"]);
+    expect(((await spaces.json()) as { result: { name: string }[] }).result.map((s) => s.name)).toEqual([
+      "Lab",
+    ]);
     expect((await post("/api/rpc/space/list", {})).status).toBe(401);
     expect((await post("/api/rpc/space/list", {}, { cookie: `${SESSION_COOKIE}=forged` })).status).toBe(401);
     // Setup and revocation are not reachable through the session's proxy.
@@ -114,6 +116,8 @@ describe("web app sessions", () => {
       body: JSON.stringify({ token: apiToken }),
     });
     expect(res.status).toBe(200);
-    expect(cookieOf(res).attributes).toEqual(expect.arrayContaining(["Secure", "HttpOnly", "SameSite=Strict"]));
+    expect(cookieOf(res).attributes).toEqual(
+      expect.arrayContaining(["Secure", "HttpOnly", "SameSite=Strict"]),
+    );
   });
 });

@@ -1,5 +1,12 @@
 import * as contracts from "@rakazo/api-contract";
-import { createApiToken, createBot, createSpace, listBots, listSpaces, revokeCallerToken } from "@rakazo/services";
+import {
+  createApiToken,
+  createBot,
+  createSpace,
+  listBots,
+  listSpaces,
+  revokeCallerToken,
+} from "@rakazo/services";
 import { defineRpc } from "./define.ts";
 
 export const spaceCreate = defineRpc(contracts.spaceCreate, (ctx, caller, input) =>

@@ -31,7 +31,11 @@ export function Activity({ computerId, onEvent }: { computerId: string; onEvent?
       // History first (paged), then the stream; events seen twice are shown once.
       let after: string | undefined;
       for (let page = 0; page < 20 && alive; page++) {
-        const result = await api.call("computer/activity", { computerId, limit: 500, ...(after ? { after } : {}) });
+        const result = await api.call("computer/activity", {
+          computerId,
+          limit: 500,
+          ...(after ? { after } : {}),
+        });
         add(result.events);
         if (!result.next) break;
         after = result.next;
@@ -41,7 +45,8 @@ export function Activity({ computerId, onEvent }: { computerId: string; onEvent?
       source.addEventListener("ready", () => setLive(true));
       source.addEventListener("error", () => setLive(false));
       source.addEventListener("computer.command", (message) => {
-        if (add([JSON.parse((message as MessageEvent<string>).data) as ActivityEvent]) > 0) onEventRef.current?.();
+        if (add([JSON.parse((message as MessageEvent<string>).data) as ActivityEvent]) > 0)
+          onEventRef.current?.();
       });
     })().catch(() => setLive(false));
     return () => {

@@ -1,6 +1,6 @@
 import { useState } from "react";
-import { api, errorMessage, RakazoApiError } from "./api.ts";
 import { Activity } from "./activity.tsx";
+import { api, errorMessage, RakazoApiError } from "./api.ts";
 import { Files } from "./files.tsx";
 import { type MessageKey, useT } from "./i18n.ts";
 import { OperationsPill } from "./operations.tsx";
@@ -19,11 +19,9 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
   const t = useT();
   const computer = usePoll(() => api.call("computer/get", { computerId }), 3_000, [computerId]);
   const spaceId = computer.data?.spaceId;
-  const bots = usePoll(
-    async () => (spaceId ? api.call("bot/list", { spaceId }) : undefined),
-    15_000,
-    [spaceId],
-  );
+  const bots = usePoll(async () => (spaceId ? api.call("bot/list", { spaceId }) : undefined), 15_000, [
+    spaceId,
+  ]);
   const bot = bots.data?.find((b) => b.id === botId) ?? bots.data?.[0];
   const [control, setControl] = useState(false);
   const [busy, setBusy] = useState(false);
@@ -111,7 +109,9 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
           {error}
         </p>
       )}
-      {state && state !== "running" && <p>{t("view.notRunning", { state: t(`state.${state}` as MessageKey) })}</p>}
+      {state && state !== "running" && (
+        <p>{t("view.notRunning", { state: t(`state.${state}` as MessageKey) })}</p>
+      )}
       {state === "running" && bot && (
         <div className="workspace">
           <div className="stage">
@@ -180,7 +180,12 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
                 {/* The dock's windows lie over the screen; "Screen" hides them, their sessions stay. */}
                 {opened.has("shell") && (
                   <div className="dock-window" hidden={tab !== "shell"}>
-                    <Shell computerId={computerId} botId={bot.id} visible={tab === "shell"} inControl={control} />
+                    <Shell
+                      computerId={computerId}
+                      botId={bot.id}
+                      visible={tab === "shell"}
+                      inControl={control}
+                    />
                   </div>
                 )}
                 {opened.has("files") && (

@@ -9,7 +9,8 @@ const REFRESH_MS = 4_000;
 
 function toBase64(bytes: Uint8Array): string {
   let binary = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  for (let i = 0; i < bytes.length; i += 0x8000)
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(binary);
 }
 
@@ -37,7 +38,8 @@ export function Files(props: {
   const [preview, setPreview] = useState<{ name: string; text: string | null }>();
   const [message, setMessage] = useState<string>();
   const listing = usePoll(
-    async () => (props.visible ? api.call("computer/files/list", { computerId: props.computerId, path }) : undefined),
+    async () =>
+      props.visible ? api.call("computer/files/list", { computerId: props.computerId, path }) : undefined,
     REFRESH_MS,
     [props.computerId, path, props.visible, props.commandTick],
   );
@@ -60,7 +62,10 @@ export function Files(props: {
 
   async function download(entry: Entry) {
     try {
-      const file = await api.call("computer/files/download", { computerId: props.computerId, path: entry.path });
+      const file = await api.call("computer/files/download", {
+        computerId: props.computerId,
+        path: entry.path,
+      });
       const url = URL.createObjectURL(new Blob([fromBase64(file.contentBase64)]));
       const link = document.createElement("a");
       link.href = url;

@@ -108,7 +108,9 @@ function SpaceSection({ space }: { space: Space }) {
             </span>
             <OperationsPill computerId={computer.id} />
             <span className="actions">
-              {(computer.state === "stopped" || computer.state === "failed") && (
+              {(computer.state === "stopped" ||
+                computer.state === "failed" ||
+                computer.state === "unprovisioned") && (
                 <button type="button" onClick={() => setPending({ verb: "start", computer })}>
                   {t("computer.start")}
                 </button>
@@ -119,7 +121,11 @@ function SpaceSection({ space }: { space: Space }) {
                 </button>
               )}
               {computer.state !== "deleting" && (
-                <button type="button" className="danger" onClick={() => setPending({ verb: "delete", computer })}>
+                <button
+                  type="button"
+                  className="danger"
+                  onClick={() => setPending({ verb: "delete", computer })}
+                >
                   {t("computer.delete")}
                 </button>
               )}

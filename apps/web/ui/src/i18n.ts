@@ -14,7 +14,8 @@ const en = {
   "app.error": "Something went wrong: {message}",
   "signin.title": "Sign in",
   "signin.token": "API token",
-  "signin.tokenHelp": "An API token (rkz_…) from first-run setup or ./rakazo token create. This app keeps it on the server, never in your browser.",
+  "signin.tokenHelp":
+    "An API token (rkz_…) from first-run setup or ./rakazo token create. This app keeps it on the server, never in your browser.",
   "signin.submit": "Sign in",
   "signin.failed": "That token was not accepted.",
   "signin.firstRun": "First run? Set up this installation",
@@ -24,7 +25,8 @@ const en = {
   "setup.botName": "First bot's name",
   "setup.bootstrapToken": "Bootstrap token (if the operator set one)",
   "setup.submit": "Set up",
-  "setup.done": "Setup done. Your API token for scripts and the CLI is below: copy it now, it is shown once and this app does not keep it.",
+  "setup.done":
+    "Setup done. Your API token for scripts and the CLI is below: copy it now, it is shown once and this app does not keep it.",
   "setup.continue": "Continue",
   "setup.haveToken": "Already set up? Sign in",
   "home.title": "Spaces",
@@ -69,7 +71,8 @@ const en = {
   "view.release": "Release control",
   "view.inControl": "You control this screen.",
   "view.watching": "Watching (view only).",
-  "view.stopFirst": "Stop the bot first: it is working on this computer. Stopping it cancels its current run; then you can take control.",
+  "view.stopFirst":
+    "Stop the bot first: it is working on this computer. Stopping it cancels its current run; then you can take control.",
   "view.stopBot": "Stop the bot",
   "view.notRunning": "This computer is {state}. Start it to see its screens.",
   "screen.loading": "Loading the screen…",
@@ -110,7 +113,8 @@ const en = {
   "ops.interrupted": "{kind} was interrupted at {stage}.",
   "ops.release": "Release computer",
   "ops.releaseTitle": "Release this computer?",
-  "ops.releaseText": "Only release it when every worker that could still be running this operation is stopped. Releasing while a worker still runs it can corrupt the computer.",
+  "ops.releaseText":
+    "Only release it when every worker that could still be running this operation is stopped. Releasing while a worker still runs it can corrupt the computer.",
   "ops.workersStopped": "I have stopped every worker",
   "ops.released": "Released.",
   "ops.dismiss": "Dismiss",
@@ -128,7 +132,8 @@ const de: Catalogue = {
   "app.error": "Etwas ist schiefgegangen: {message}",
   "signin.title": "Anmelden",
   "signin.token": "API-Token",
-  "signin.tokenHelp": "Ein API-Token (rkz_…) aus der Ersteinrichtung oder von ./rakazo token create. Die App bewahrt es auf dem Server auf, nie in Ihrem Browser.",
+  "signin.tokenHelp":
+    "Ein API-Token (rkz_…) aus der Ersteinrichtung oder von ./rakazo token create. Die App bewahrt es auf dem Server auf, nie in Ihrem Browser.",
   "signin.submit": "Anmelden",
   "signin.failed": "Dieses Token wurde nicht akzeptiert.",
   "signin.firstRun": "Erster Start? Installation einrichten",
@@ -138,7 +143,8 @@ const de: Catalogue = {
   "setup.botName": "Name des ersten Bots",
   "setup.bootstrapToken": "Einrichtungs-Token (falls gesetzt)",
   "setup.submit": "Einrichten",
-  "setup.done": "Eingerichtet. Ihr API-Token für Skripte und die CLI steht unten: Kopieren Sie es jetzt, es wird nur einmal gezeigt und die App bewahrt es nicht auf.",
+  "setup.done":
+    "Eingerichtet. Ihr API-Token für Skripte und die CLI steht unten: Kopieren Sie es jetzt, es wird nur einmal gezeigt und die App bewahrt es nicht auf.",
   "setup.continue": "Weiter",
   "setup.haveToken": "Schon eingerichtet? Anmelden",
   "home.title": "Bereiche",
@@ -162,11 +168,14 @@ const de: Catalogue = {
   "computer.delete": "Löschen",
   "computer.update": "Aktualisieren",
   "computer.recover": "Wiederherstellen",
-  "confirm.stop": "Computer {name} anhalten? Laufende Bots werden angehalten, ihre Arbeit wird vorher gesichert.",
-  "confirm.delete": "Computer {name} löschen? Sein Arbeitsbereich wird gelöscht und kann nicht wiederhergestellt werden.",
+  "confirm.stop":
+    "Computer {name} anhalten? Laufende Bots werden angehalten, ihre Arbeit wird vorher gesichert.",
+  "confirm.delete":
+    "Computer {name} löschen? Sein Arbeitsbereich wird gelöscht und kann nicht wiederhergestellt werden.",
   "confirm.start": "Computer {name} starten?",
   "confirm.update": "Computer {name} mit dem konfigurierten Image neu aufbauen?",
-  "confirm.recover": "Computer {name} aus dem zuletzt gesicherten Arbeitsbereich wiederherstellen? Ungesicherte Arbeit kann verloren gehen.",
+  "confirm.recover":
+    "Computer {name} aus dem zuletzt gesicherten Arbeitsbereich wiederherstellen? Ungesicherte Arbeit kann verloren gehen.",
   "confirm.ok": "Bestätigen",
   "confirm.cancel": "Abbrechen",
   "state.unprovisioned": "nicht gestartet",
@@ -183,7 +192,8 @@ const de: Catalogue = {
   "view.release": "Steuerung abgeben",
   "view.inControl": "Sie steuern diesen Bildschirm.",
   "view.watching": "Nur zusehen.",
-  "view.stopFirst": "Halten Sie zuerst den Bot an: Er arbeitet auf diesem Computer. Anhalten bricht seinen Lauf ab; danach können Sie übernehmen.",
+  "view.stopFirst":
+    "Halten Sie zuerst den Bot an: Er arbeitet auf diesem Computer. Anhalten bricht seinen Lauf ab; danach können Sie übernehmen.",
   "view.stopBot": "Bot anhalten",
   "view.notRunning": "Dieser Computer ist {state}. Starten Sie ihn, um seine Bildschirme zu sehen.",
   "screen.loading": "Bildschirm wird geladen…",
@@ -224,16 +234,24 @@ const de: Catalogue = {
   "ops.interrupted": "{kind} wurde bei {stage} unterbrochen.",
   "ops.release": "Computer freigeben",
   "ops.releaseTitle": "Diesen Computer freigeben?",
-  "ops.releaseText": "Geben Sie ihn nur frei, wenn jeder Worker, der diesen Vorgang noch ausführen könnte, angehalten ist. Sonst kann der Computer beschädigt werden.",
+  "ops.releaseText":
+    "Geben Sie ihn nur frei, wenn jeder Worker, der diesen Vorgang noch ausführen könnte, angehalten ist. Sonst kann der Computer beschädigt werden.",
   "ops.workersStopped": "Ich habe jeden Worker angehalten",
   "ops.released": "Freigegeben.",
   "ops.dismiss": "Schließen",
 };
 
-export const LOCALES = { en: { name: "English", messages: en as Catalogue }, de: { name: "Deutsch", messages: de } };
+export const LOCALES = {
+  en: { name: "English", messages: en as Catalogue },
+  de: { name: "Deutsch", messages: de },
+};
 export type Locale = keyof typeof LOCALES;
 
-export function translate(locale: Locale, key: MessageKey, vars: Record<string, string | number> = {}): string {
+export function translate(
+  locale: Locale,
+  key: MessageKey,
+  vars: Record<string, string | number> = {},
+): string {
   const text = LOCALES[locale].messages[key] ?? en[key];
   return text.replace(/\{(\w+)\}/g, (_, name: string) => String(vars[name] ?? `{${name}}`));
 }

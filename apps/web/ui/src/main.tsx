@@ -43,9 +43,9 @@ function Header({ onSignOut }: { onSignOut?: () => void }) {
   const { locale, setLocale } = useContext(LocaleContext);
   return (
     <header className="top">
-      <a className="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById("main")?.focus())}>
+      <button type="button" className="skip" onClick={() => document.getElementById("main")?.focus()}>
         {t("app.skip")}
-      </a>
+      </button>
       <a className="brand" href="#/">
         {t("app.title")}
       </a>

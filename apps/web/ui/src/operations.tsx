@@ -15,7 +15,11 @@ function relevant(ops: readonly Operation[]): Operation[] {
     if (!seen || seen.createdAt < op.createdAt) newest.set(op.kind, op);
   }
   return [...newest.values()].filter(
-    (op) => op.status === "queued" || op.status === "running" || op.status === "failed" || op.status === "interrupted",
+    (op) =>
+      op.status === "queued" ||
+      op.status === "running" ||
+      op.status === "failed" ||
+      op.status === "interrupted",
   );
 }
 
@@ -55,7 +59,11 @@ export function OperationsPill({ computerId, onChange }: { computerId: string; o
               ? t("ops.interrupted", { kind: op.kind, stage: op.stage })
               : t("ops.active", { kind: op.kind, stage: op.stage })}
           {op.status === "interrupted" && (
-            <button type="button" className="danger small" onClick={() => (setStopped(false), setReleasing(op))}>
+            <button
+              type="button"
+              className="danger small"
+              onClick={() => (setStopped(false), setReleasing(op))}
+            >
               {t("ops.release")}
             </button>
           )}

@@ -69,7 +69,8 @@ export function Screen(props: {
     const listener = (event: MessageEvent) => {
       if (!frame.current || event.source !== frame.current.contentWindow) return;
       const data = event.data as { type?: unknown; status?: unknown } | null;
-      if (data?.type !== "rakazo:screen" || typeof data.status !== "string" || !REPORTED.test(data.status)) return;
+      if (data?.type !== "rakazo:screen" || typeof data.status !== "string" || !REPORTED.test(data.status))
+        return;
       setStatus(data.status as ScreenStatus);
     };
     window.addEventListener("message", listener);
@@ -84,7 +85,11 @@ export function Screen(props: {
 
   const broken = status === "failed" || status === "refused";
   return (
-    <div className={`screen screen-${status}`} data-screen-status={status} aria-busy={status === "loading" || status === "connecting"}>
+    <div
+      className={`screen screen-${status}`}
+      data-screen-status={status}
+      aria-busy={status === "loading" || status === "connecting"}
+    >
       {src && !broken && (
         <iframe
           ref={frame}

@@ -15,7 +15,7 @@ const CELL = { width: 9, height: 17 };
  */
 export function Shell(props: { computerId: string; botId: string; visible: boolean; inControl: boolean }) {
   const t = useT();
-  const host = useRef<HTMLDivElement>(null);
+  const host = useRef<HTMLElement>(null);
   const term = useRef<Terminal>(null);
   const [note, setNote] = useState<string | undefined>(t("shell.connecting"));
   const tRef = useRef(t);
@@ -23,7 +23,12 @@ export function Shell(props: { computerId: string; botId: string; visible: boole
 
   useEffect(() => {
     if (!props.inControl || !host.current) return;
-    const terminal = new Terminal({ fontSize: 14, cursorBlink: true, convertEol: false, screenReaderMode: false });
+    const terminal = new Terminal({
+      fontSize: 14,
+      cursorBlink: true,
+      convertEol: false,
+      screenReaderMode: false,
+    });
     term.current = terminal;
     terminal.open(host.current);
     let socket: WebSocket | undefined;
@@ -41,11 +46,15 @@ export function Shell(props: { computerId: string; botId: string; visible: boole
     const observer = new ResizeObserver(resize);
     observer.observe(host.current);
     const input = terminal.onData((data) => {
-      if (socket?.readyState === WebSocket.OPEN) socket.send(encodeTerminalFrame({ type: "data", data: terminalData(data) }));
+      if (socket?.readyState === WebSocket.OPEN)
+        socket.send(encodeTerminalFrame({ type: "data", data: terminalData(data) }));
     });
 
     const connect = async () => {
-      const minted = await api.call("computer/terminalUrl", { computerId: props.computerId, botId: props.botId });
+      const minted = await api.call("computer/terminalUrl", {
+        computerId: props.computerId,
+        botId: props.botId,
+      });
       if (!alive) return;
       const url = new URL(sameOriginPath(minted.websocketUrl), location.href);
       url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
@@ -75,7 +84,9 @@ export function Shell(props: { computerId: string; botId: string; visible: boole
     const fail = (error: unknown) => {
       if (!alive) return;
       setNote(
-        error instanceof RakazoApiError && error.code === "UNSUPPORTED" ? tRef.current("shell.unsupported") : errorMessage(error),
+        error instanceof RakazoApiError && error.code === "UNSUPPORTED"
+          ? tRef.current("shell.unsupported")
+          : errorMessage(error),
       );
     };
     void connect().catch(fail);
@@ -101,7 +112,7 @@ export function Shell(props: { computerId: string; botId: string; visible: boole
           {note}
         </p>
       )}
-      <div className="xterm-host" ref={host} aria-label={t("dock.shell")} />
+      <section className="xterm-host" ref={host} aria-label={t("dock.shell")} />
     </div>
   );
 }

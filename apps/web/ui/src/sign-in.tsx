@@ -64,7 +64,14 @@ export function SignIn({ onSignedIn }: { onSignedIn(): void }) {
       <h1 id="signin-title">{t("signin.title")}</h1>
       <form onSubmit={signIn}>
         <label htmlFor="token">{t("signin.token")}</label>
-        <input id="token" name="token" type="password" autoComplete="off" required aria-describedby="token-help" />
+        <input
+          id="token"
+          name="token"
+          type="password"
+          autoComplete="off"
+          required
+          aria-describedby="token-help"
+        />
         <p id="token-help" className="help">
           {t("signin.tokenHelp")}
         </p>
