@@ -50,6 +50,19 @@ export const RPC_EXAMPLES: Examples = {
   "computer/act": ({ computerId, botId }) => ({ computerId, botId, actions: [{ type: "move", x: 1, y: 1 }] }),
   "computer/files/list": ({ computerId }) => ({ computerId, path: "" }),
   "computer/files/read": ({ computerId }) => ({ computerId, path: "notes.txt" }),
+  "computer/files/download": ({ computerId }) => ({ computerId, path: "notes.txt" }),
+  "computer/files/upload": ({ computerId, botId }) => ({
+    computerId,
+    botId,
+    path: "upload.txt",
+    contentBase64: Buffer.from("hello").toString("base64"),
+  }),
+  "computer/files/write": ({ computerId, botId }) => ({ computerId, botId, path: "notes.txt", text: "hi" }),
+  "computer/attachments/list": ({ computerId }) => ({ computerId }),
+  "computer/attachments/download": ({ computerId }) => ({
+    computerId,
+    attachmentId: `att_${"z".repeat(20)}`,
+  }),
   "computer/activity": ({ computerId }) => ({ computerId, limit: 10 }),
   "computer/takeControl": ({ computerId, botId }) => ({ computerId, botId }),
   "computer/releaseControl": ({ computerId, botId }) => ({ computerId, botId }),
@@ -68,6 +81,7 @@ export const RPC_EXAMPLES: Examples = {
   "agent/run": ({ computerId, botId }) => ({ computerId, botId, task: "open the browser" }),
   "computer/screenUrl": ({ computerId, botId }) => ({ computerId, botId, policy: "view" }),
   "computer/revokeScreenUrl": ({ computerId }) => ({ computerId, capabilityId: "A".repeat(22) }),
+  "computer/terminalUrl": ({ computerId, botId }) => ({ computerId, botId }),
 };
 
 /** The example for `name`; fails with a message telling the RPC's author what to add. */

@@ -117,6 +117,16 @@ export function createWebApp(options: WebAppOptions): Hono {
       });
       return c.html(refusalPage(), authorization.reason === "authority_rejected" ? 403 : 502);
     }
+    if (authorization.policy === "terminal") {
+      // A terminal capability opens the terminal page only (TRM-4).
+      log.warn("screen.proxy.target_rejected", {
+        "screen.connection_id": id,
+        "screen.policy": authorization.policy,
+        "screen.reason": "wrong_policy",
+        "screen.transport": "http",
+      });
+      return c.html(refusalPage(), 403);
+    }
     const base = { "screen.connection_id": id, "screen.policy": authorization.policy };
     let status: number;
     try {

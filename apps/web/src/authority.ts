@@ -23,7 +23,7 @@ type Authorization =
       readonly ok: true;
       readonly target: GatewayTarget;
       readonly ticket: string;
-      readonly policy: "view" | "control";
+      readonly policy: "view" | "control" | "terminal";
     }
   | {
       readonly ok: false;

@@ -9,14 +9,27 @@ import { randomBytes } from "node:crypto";
 import type http from "node:http";
 import type { Duplex } from "node:stream";
 import type { Logger } from "@rakazo/log";
-import { CLOSE_REVOKED } from "@rakazo/protocol";
+import { CLOSE_REVOKED, TERMINAL_GATEWAY_PATH } from "@rakazo/protocol";
 import WebSocket, { WebSocketServer } from "ws";
 import type { ScreenAuthority } from "./authority.ts";
 import { gatewaySocket } from "./upstream.ts";
 
 export const HIGH_WATER = 4 * 1024 * 1024;
 const LOW_WATER = 1024 * 1024;
-const CAPABILITY_PATH = /^\/screens\/(rs1\.[A-Za-z0-9_-]{1,32}\.[A-Za-z0-9_-]{20,2000})\/websockify$/;
+/**
+ * `/screens/<cap>/websockify` bridges to the gateway's RFB route and takes `view`/`control`
+ * capabilities only; `/terminals/<cap>/pty` bridges to its PTY server (TRM-4) and takes
+ * `terminal` capabilities only. A capability on the other route is refused (`wrong_policy`).
+ */
+const CAPABILITY_PATH =
+  /^\/(screens|terminals)\/(rs1\.[A-Za-z0-9_-]{1,32}\.[A-Za-z0-9_-]{20,2000})\/(websockify|pty)$/;
+
+function routeFor(match: RegExpExecArray | null): { capability: string; terminal: boolean } | undefined {
+  if (!match?.[2]) return undefined;
+  if (match[1] === "screens" && match[3] === "websockify") return { capability: match[2], terminal: false };
+  if (match[1] === "terminals" && match[3] === "pty") return { capability: match[2], terminal: true };
+  return undefined;
+}
 
 export function newConnectionId(): string {
   return randomBytes(8).toString("hex");
@@ -46,8 +59,8 @@ export function attachScreenProxy(server: http.Server, authority: ScreenAuthorit
   const onUpgrade = async (request: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
     socket.on("error", () => undefined);
     const id = newConnectionId();
-    const match = CAPABILITY_PATH.exec((request.url ?? "").split("?")[0] ?? "");
-    if (!match?.[1]) {
+    const route = routeFor(CAPABILITY_PATH.exec((request.url ?? "").split("?")[0] ?? ""));
+    if (!route) {
       log.warn("screen.proxy.target_rejected", {
         "screen.connection_id": id,
         "screen.policy": null,
@@ -57,7 +70,7 @@ export function attachScreenProxy(server: http.Server, authority: ScreenAuthorit
       refuse(socket, 404);
       return;
     }
-    const authorization = await authority.authorize(match[1]);
+    const authorization = await authority.authorize(route.capability);
     if (!authorization.ok) {
       log.warn("screen.proxy.target_rejected", {
         "screen.connection_id": id,
@@ -70,9 +83,23 @@ export function attachScreenProxy(server: http.Server, authority: ScreenAuthorit
       return;
     }
     const policy = authorization.policy;
+    if ((policy === "terminal") !== route.terminal) {
+      log.warn("screen.proxy.target_rejected", {
+        "screen.connection_id": id,
+        "screen.policy": policy,
+        "screen.reason": "wrong_policy",
+        "screen.transport": "websocket",
+      });
+      refuse(socket, 403);
+      return;
+    }
     const started = performance.now();
     const base = { "screen.connection_id": id, "screen.policy": policy };
-    const upstream = gatewaySocket(authorization.target, authorization.ticket);
+    const upstream = gatewaySocket(
+      authorization.target,
+      authorization.ticket,
+      route.terminal ? TERMINAL_GATEWAY_PATH : "/v1/rfb",
+    );
     upstream.binaryType = "nodebuffer";
     let upstreamOpen = false;
     upstream.once("unexpected-response", (_req, response) => {

@@ -34,12 +34,12 @@ export function gatewayStatus(target: GatewayTarget, ticket: string, timeoutMs =
   });
 }
 
-/** A websocket to the gateway's RFB bridge (not yet open). */
-export function gatewaySocket(target: GatewayTarget, ticket: string): WebSocket {
+/** A websocket to the gateway's RFB bridge (`/v1/rfb`) or PTY server (`/v1/pty`), not yet open. */
+export function gatewaySocket(target: GatewayTarget, ticket: string, route = "/v1/rfb"): WebSocket {
   const headers = { ...(target.transport === "http" ? target.headers : {}), [TICKET_HEADER]: ticket };
   const url =
     target.transport === "unix"
-      ? `ws+unix://${target.socketPath}:/v1/rfb`
-      : `${target.url.replace(/^http/, "ws")}/v1/rfb`;
+      ? `ws+unix://${target.socketPath}:${route}`
+      : `${target.url.replace(/^http/, "ws")}${route}`;
   return new WebSocket(url, { headers, perMessageDeflate: false, handshakeTimeout: 10_000 });
 }

@@ -17,7 +17,15 @@ import {
   computerStop,
 } from "./rpc/computer.ts";
 import { computerAct, computerObserve } from "./rpc/desktop.ts";
-import { computerFilesList, computerFilesRead } from "./rpc/files.ts";
+import {
+  computerAttachmentsDownload,
+  computerAttachmentsList,
+  computerFilesDownload,
+  computerFilesList,
+  computerFilesRead,
+  computerFilesUpload,
+  computerFilesWrite,
+} from "./rpc/files.ts";
 import { botCreate, botList, spaceCreate, spaceList, tokenCreate, tokenRevoke } from "./rpc/identity.ts";
 import { computerSetNetwork } from "./rpc/network.ts";
 import {
@@ -40,6 +48,7 @@ import {
 } from "./rpc/runs.ts";
 import { computerRevokeScreenUrl, computerScreenUrl } from "./rpc/screens.ts";
 import { setupBootstrap } from "./rpc/setup.ts";
+import { computerTerminalUrl } from "./rpc/terminal.ts";
 
 export { defineContract, ids, type RpcContract, timestamp } from "./define.ts";
 export * from "./rpc/activity.ts";
@@ -53,6 +62,7 @@ export * from "./rpc/operations.ts";
 export * from "./rpc/runs.ts";
 export * from "./rpc/screens.ts";
 export * from "./rpc/setup.ts";
+export * from "./rpc/terminal.ts";
 
 export const RPC_CONTRACTS = [
   setupBootstrap,
@@ -74,6 +84,11 @@ export const RPC_CONTRACTS = [
   computerAct,
   computerFilesList,
   computerFilesRead,
+  computerFilesDownload,
+  computerFilesUpload,
+  computerFilesWrite,
+  computerAttachmentsList,
+  computerAttachmentsDownload,
   computerActivity,
   computerTakeControl,
   computerReleaseControl,
@@ -92,6 +107,7 @@ export const RPC_CONTRACTS = [
   agentRun,
   computerScreenUrl,
   computerRevokeScreenUrl,
+  computerTerminalUrl,
 ] as const;
 
 type AnyContract = (typeof RPC_CONTRACTS)[number];

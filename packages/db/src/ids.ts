@@ -11,6 +11,7 @@ export const ID_PREFIXES = {
   token: "tok",
   event: "evt",
   worker: "wrk",
+  attachment: "att",
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 

@@ -6,6 +6,7 @@
 import { sql } from "drizzle-orm";
 import {
   bigint,
+  customType,
   index,
   integer,
   jsonb,
@@ -305,4 +306,34 @@ export const activityEvents = pgTable(
     createdAt: createdAt(),
   },
   (t) => [index("activity_events_computer_idx").on(t.computerId, t.createdAt)],
+);
+
+const bytea = customType<{ data: Uint8Array; driverData: Buffer }>({
+  dataType: () => "bytea",
+  toDriver: (value) => Buffer.from(value.buffer, value.byteOffset, value.byteLength),
+  fromDriver: (value) => new Uint8Array(value.buffer, value.byteOffset, value.byteLength),
+});
+
+/**
+ * What `attach_file` attached (FIL-3): the bytes are kept here, capped at the attachment size
+ * limit, so the person can download them whether or not the computer runs.
+ */
+export const attachments = pgTable(
+  "attachments",
+  {
+    id: text("id").primaryKey(),
+    computerId: text("computer_id")
+      .notNull()
+      .references(() => computers.id, { onDelete: "cascade" }),
+    botId: text("bot_id").notNull(),
+    runId: text("run_id"),
+    /** As the bot named it, relative to its folder. */
+    path: text("path").notNull(),
+    name: text("name").notNull(),
+    size: integer("size").notNull(),
+    note: text("note"),
+    content: bytea("content").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("attachments_computer_idx").on(t.computerId, t.createdAt)],
 );

@@ -18,5 +18,5 @@ export type ScreenAuthorityRequest = z.infer<typeof screenAuthorityRequestSchema
 export const screenAuthorityAnswerSchema = z.object({
   target: screenGatewayTargetSchema,
   ticket: z.string().regex(TICKET_PATTERN),
-  policy: z.enum(["view", "control"]),
+  policy: z.enum(["view", "control", "terminal"]),
 });

@@ -12,7 +12,12 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 
 export const CAPABILITY_VERSION = "rs1";
-export type ScreenPolicy = "view" | "control";
+/**
+ * `view` and `control` open the screen (`/v1/rfb`); `terminal` opens only the PTY server
+ * (`/v1/pty`, TRM-4) and is minted only for a control lease holder.
+ */
+export type ScreenPolicy = "view" | "control" | "terminal";
+export const SCREEN_POLICIES: readonly ScreenPolicy[] = ["view", "control", "terminal"];
 export type CapabilityPurpose = "url" | "gateway";
 
 export interface ScreenClaims {
@@ -184,7 +189,7 @@ export function validClaims(claims: ScreenClaims): boolean {
     claims.slot < 100_000 &&
     Number.isInteger(claims.generation) &&
     claims.generation >= 1 &&
-    (claims.policy === "view" || claims.policy === "control") &&
+    SCREEN_POLICIES.includes(claims.policy) &&
     Number.isSafeInteger(claims.issuedAt) &&
     Number.isSafeInteger(claims.expiresAt)
   );

@@ -163,7 +163,9 @@ export interface Sandbox {
   /** Present when `capabilities.pageBrowser` (BRW-1). */
   readonly pageBrowser?: PageBrowser;
   /** Present when `capabilities.terminal` (TRM-7). */
-  connectTerminal?(request: TerminalRequest): Promise<TerminalTarget>;
+  connectTerminal?(request: TerminalRequest): Promise<TerminalInfo>;
+  /** Stops the PTY server's shells for a bot (all bots when omitted) and removes their files (TRM-6). */
+  stopTerminal?(request: { readonly botId?: string }): Promise<{ readonly closed: number }>;
   /** The computer's screen gateway (SCR-1..3), where the provider wires one. */
   readonly screens?: SandboxScreens;
 }
@@ -173,7 +175,7 @@ export interface Sandbox {
 export interface ScreenRevocationRule {
   readonly id?: string;
   readonly botId?: string;
-  readonly policy?: "view" | "control";
+  readonly policy?: "view" | "control" | "terminal";
   readonly subject?: string;
   readonly issuedAtOrBefore?: number;
   /** When the rule may be forgotten (the longest capability lifetime from now). */
@@ -325,11 +327,17 @@ export interface PageBrowser {
   act(botId: string, actions: readonly PageAction[]): Promise<PageActResult>;
 }
 
+/** TRM-4: start (or join) the PTY server for one bot's screen slot generation. */
 export interface TerminalRequest {
   readonly botId: string;
+  readonly slot: SlotRef;
 }
 
-export interface TerminalTarget {
-  /** Where the screen gateway (or its fake) listens for this terminal; never shown to browsers. */
-  readonly url: string;
+/**
+ * The PTY server is reached through the computer's screen gateway (`screens.target()`) with a
+ * `terminal` ticket; this only says it serves.
+ */
+export interface TerminalInfo {
+  /** Shells open on the server now. */
+  readonly sessions: number;
 }

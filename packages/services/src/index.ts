@@ -6,6 +6,7 @@ export * from "./computers/bot-folders.ts";
 export * from "./computers/create.ts";
 export * from "./computers/desktop.ts";
 export * from "./computers/exec.ts";
+export * from "./computers/file-transfer.ts";
 export * from "./computers/files.ts";
 export * from "./computers/first-use.ts";
 export * from "./computers/idle.ts";

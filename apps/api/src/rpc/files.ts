@@ -1,6 +1,14 @@
-/** FIL-1: browse and preview a computer's files, live when it runs, stored when it does not. */
+/** FIL-1: browse and preview a computer's files; FIL-3: download, upload, text writes, attachments. */
 import * as contracts from "@rakazo/api-contract";
-import { listComputerFiles, readComputerFile } from "@rakazo/services";
+import {
+  downloadAttachment,
+  downloadComputerFile,
+  listAttachments,
+  listComputerFiles,
+  readComputerFile,
+  uploadComputerFile,
+  writeComputerTextFile,
+} from "@rakazo/services";
 import { defineRpc } from "./define.ts";
 
 export const computerFilesList = defineRpc(contracts.computerFilesList, (ctx, caller, input) =>
@@ -9,4 +17,48 @@ export const computerFilesList = defineRpc(contracts.computerFilesList, (ctx, ca
 
 export const computerFilesRead = defineRpc(contracts.computerFilesRead, (ctx, caller, input) =>
   readComputerFile(ctx, caller, input),
+);
+
+export const computerFilesDownload = defineRpc(contracts.computerFilesDownload, (ctx, caller, input) =>
+  downloadComputerFile(ctx, caller, input),
+);
+
+export const computerFilesUpload = defineRpc(
+  contracts.computerFilesUpload,
+  (ctx, caller, input) => uploadComputerFile(ctx, caller, input),
+  {
+    // Never the content.
+    activity: (input, outcome) => ({
+      computerId: input.computerId,
+      botId: input.botId,
+      line: outcome.ok
+        ? `upload ${outcome.result.path} (${outcome.result.size} bytes)`
+        : `upload ${input.path}`,
+      details: outcome.ok ? { path: outcome.result.path, size: outcome.result.size } : { path: input.path },
+    }),
+  },
+);
+
+export const computerFilesWrite = defineRpc(
+  contracts.computerFilesWrite,
+  (ctx, caller, input) => writeComputerTextFile(ctx, caller, input),
+  {
+    activity: (input, outcome) => ({
+      computerId: input.computerId,
+      botId: input.botId,
+      line: outcome.ok
+        ? `write ${outcome.result.path} (${outcome.result.size} bytes)`
+        : `write ${input.path}`,
+      details: outcome.ok ? { path: outcome.result.path, size: outcome.result.size } : { path: input.path },
+    }),
+  },
+);
+
+export const computerAttachmentsList = defineRpc(contracts.computerAttachmentsList, (ctx, caller, input) =>
+  listAttachments(ctx, caller, input),
+);
+
+export const computerAttachmentsDownload = defineRpc(
+  contracts.computerAttachmentsDownload,
+  (ctx, caller, input) => downloadAttachment(ctx, caller, input),
 );

@@ -12,8 +12,21 @@ import {
 } from "./computer.ts";
 import type { RpcDefinition } from "./define.ts";
 import { computerAct, computerObserve } from "./desktop.ts";
+<<<<<<< HEAD
 import { computerFilesList, computerFilesRead } from "./files.ts";
 import { botCreate, botList, spaceCreate, spaceList, tokenCreate, tokenRevoke } from "./identity.ts";
+=======
+import {
+  computerAttachmentsDownload,
+  computerAttachmentsList,
+  computerFilesDownload,
+  computerFilesList,
+  computerFilesRead,
+  computerFilesUpload,
+  computerFilesWrite,
+} from "./files.ts";
+import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./identity.ts";
+>>>>>>> i17
 import { computerSetNetwork } from "./network.ts";
 import {
   computerOperationsList,
@@ -33,7 +46,7 @@ import {
   runRequestTakeover,
   runStart,
 } from "./runs.ts";
-import { computerRevokeScreenUrl, computerScreenUrl } from "./screens.ts";
+import { computerRevokeScreenUrl, computerScreenUrl, computerTerminalUrl } from "./screens.ts";
 import { setupBootstrap } from "./setup.ts";
 
 /** Every served RPC, one handler per contract in @rakazo/api-contract (checked below). */
@@ -57,6 +70,11 @@ export const RPCS = [
   computerAct,
   computerFilesList,
   computerFilesRead,
+  computerFilesDownload,
+  computerFilesUpload,
+  computerFilesWrite,
+  computerAttachmentsList,
+  computerAttachmentsDownload,
   computerActivity,
   computerTakeControl,
   computerReleaseControl,
@@ -75,6 +93,7 @@ export const RPCS = [
   agentRun,
   computerScreenUrl,
   computerRevokeScreenUrl,
+  computerTerminalUrl,
 ] as const satisfies readonly RpcDefinition[];
 
 // A contract without a handler (or a handler for a name the contract lacks) fails to compile.

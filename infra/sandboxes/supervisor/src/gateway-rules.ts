@@ -53,6 +53,7 @@ export type RejectReason =
   | "revoked"
   | "slot_gone"
   | "bad_request"
+  | "wrong_policy"
   | "upstream_unavailable";
 
 /** Matches claims when every field it sets matches; `expiresAt` is when it may be forgotten. */
@@ -152,6 +153,7 @@ export function statusFor(reason: RejectReason): number {
     case "expired":
     case "revoked":
     case "wrong_computer":
+    case "wrong_policy":
       return 403;
     case "slot_gone":
       return 410;

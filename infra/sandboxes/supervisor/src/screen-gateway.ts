@@ -265,6 +265,12 @@ export class ScreenGateway {
       return;
     }
     const { claims, slot } = verdict;
+    const policy = claims.policy;
+    if (policy === "terminal") {
+      // A terminal ticket opens the PTY server only (TRM-4), never the screen.
+      refuse("wrong_policy");
+      return;
+    }
     // Connect upstream before answering 101, so a dead desktop is an HTTP error, not a
     // websocket that closes at once.
     const reader: UpstreamReader = { block: Buffer.allocUnsafe(MAX_FRAME_HEADER + READ_SIZE), early: [] };
@@ -296,11 +302,16 @@ export class ScreenGateway {
         "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
           `Sec-WebSocket-Accept: ${acceptValue(key)}\r\n\r\n`,
       );
-      this.#bridge(claims, socket, upstream, reader);
+      this.#bridge({ ...claims, policy }, socket, upstream, reader);
     });
   }
 
-  #bridge(claims: ScreenClaims, client: Duplex, upstream: net.Socket, reader: UpstreamReader): void {
+  #bridge(
+    claims: ScreenClaims & { policy: "view" | "control" },
+    client: Duplex,
+    upstream: net.Socket,
+    reader: UpstreamReader,
+  ): void {
     const connection: Connection = {
       info: {
         connectionId: randomBytes(8).toString("hex"),

@@ -1,4 +1,5 @@
 /** FIL-1: browse and preview a computer's files, live when it runs, stored when it does not. */
+import { MAX_ATTACHMENT_BYTES } from "@rakazo/protocol";
 import { z } from "zod";
 import { defineContract, ids, timestamp } from "../define.ts";
 
@@ -30,4 +31,96 @@ export const computerFilesRead = defineContract({
   input: z.strictObject({ computerId, path: z.string().min(1).max(4_096) }),
   /** `text` is null when the file is not UTF-8 text (binary files are not previewed). */
   output: z.strictObject({ path: z.string(), size: z.number(), text: z.string().nullable(), source }),
+});
+
+/** The base64 text of MAX_ATTACHMENT_BYTES bytes. */
+const MAX_BASE64_CHARS = Math.ceil(MAX_ATTACHMENT_BYTES / 3) * 4;
+const botId = z.string().regex(ids.bot, "expected a bot id (bot_…)");
+const attachmentId = z.string().regex(/^att_[a-z0-9]{20}$/, "expected an attachment id (att_…)");
+const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, "expected base64");
+
+/** A whole file's bytes (base64) as a download answers them. */
+const downloadedFile = z.strictObject({
+  path: z.string(),
+  /** The file's base name, for a save dialog. */
+  name: z.string(),
+  size: z.number().int(),
+  contentBase64: z.string(),
+});
+
+/**
+ * FIL-3: a file of a running computer, whole (at most MAX_ATTACHMENT_BYTES). A stopped computer
+ * answers COMPUTER_NOT_READY with `details.state` (browsing and preview still work: files/list,
+ * files/read). The path is the workspace path files/list names.
+ */
+export const computerFilesDownload = defineContract({
+  name: "computer/files/download",
+  auth: "token",
+  input: z.strictObject({ computerId, path: z.string().min(1).max(4_096) }),
+  output: downloadedFile,
+});
+
+/**
+ * FIL-3: a person's upload into the bot's folder (the path is relative to it, as the bot's
+ * tools name paths). Needs the caller's control lease of that bot (NOT_IN_CONTROL otherwise);
+ * more than MAX_ATTACHMENT_BYTES is FILE_TOO_LARGE before anything is stored; a failed upload
+ * leaves no partial file.
+ */
+export const computerFilesUpload = defineContract({
+  name: "computer/files/upload",
+  auth: "token",
+  input: z.strictObject({
+    computerId,
+    botId,
+    path: z.string().min(1).max(4_096),
+    /** The file's bytes, base64 (standard alphabet). */
+    contentBase64: base64.max(MAX_BASE64_CHARS + 4),
+  }),
+  /** `path` is the workspace path (as files/list names it). */
+  output: z.strictObject({ path: z.string(), size: z.number().int() }),
+});
+
+/** FIL-3: a text file written by a person (same rules as upload: control, cap, no partial file). */
+export const computerFilesWrite = defineContract({
+  name: "computer/files/write",
+  auth: "token",
+  input: z.strictObject({
+    computerId,
+    botId,
+    path: z.string().min(1).max(4_096),
+    text: z.string().max(MAX_ATTACHMENT_BYTES),
+  }),
+  output: z.strictObject({ path: z.string(), size: z.number().int() }),
+});
+
+const attachmentView = z.strictObject({
+  id: z.string(),
+  computerId: z.string(),
+  botId: z.string(),
+  /** The path the bot attached, relative to its folder. */
+  path: z.string(),
+  name: z.string(),
+  size: z.number().int(),
+  note: z.string().nullable(),
+  createdAt: timestamp,
+});
+
+/** What `attach_file` stored on this computer, newest first (downloadable even when it is stopped). */
+export const computerAttachmentsList = defineContract({
+  name: "computer/attachments/list",
+  auth: "token",
+  input: z.strictObject({
+    computerId,
+    botId: botId.optional(),
+    limit: z.number().int().min(1).max(200).default(50),
+  }),
+  output: z.strictObject({ attachments: z.array(attachmentView) }),
+});
+
+/** One stored attachment's bytes. */
+export const computerAttachmentsDownload = defineContract({
+  name: "computer/attachments/download",
+  auth: "token",
+  input: z.strictObject({ computerId, attachmentId }),
+  output: downloadedFile,
 });

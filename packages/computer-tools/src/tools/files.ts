@@ -1,13 +1,11 @@
 /** read_file, write_file, list_files (read-only ones unrecorded) and attach_file (TOOL-1, TOOL-4). */
 
-import { listAgentFiles, readAgentFile, writeAgentFile } from "../services-internal.ts";
+import { attachAgentFile, listAgentFiles, readAgentFile, writeAgentFile } from "../services-internal.ts";
 import { fence } from "../session.ts";
 import { defineTool, mutate, type ToolFactory, text } from "./common.ts";
 
 /** The most text `read_file` hands the model. */
 const READ_FILE_CHARS = 100_000;
-/** Attachments are capped like uploads (FIL-3). */
-const MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024;
 
 export const readFile: ToolFactory = (session) =>
   defineTool(
@@ -84,17 +82,19 @@ export const attachFile: ToolFactory = (session) =>
         "attach_file",
         { path },
         async () => {
-          const bytes = await readAgentFile(session.ctx, session.caller, {
+          // Stored (capped at the attachment size limit) so the person can download it (FIL-3).
+          const stored = await attachAgentFile(session.ctx, session.caller, {
             ...fence(session),
+            runId: session.runId,
             path,
-            maxBytes: MAX_ATTACHMENT_BYTES,
+            ...(note ? { note } : {}),
           });
-          const attachment = { path, size: bytes.byteLength, ...(note ? { note } : {}) };
+          const attachment = { id: stored.id, path, size: stored.size, ...(note ? { note } : {}) };
           return {
-            value: text(`Attached ${path} (${bytes.byteLength} bytes).`, { attachment }),
+            value: text(`Attached ${path} (${stored.size} bytes).`, { attachment }),
             activity: {
-              line: `attach_file ${path} (${bytes.byteLength} bytes)`,
-              details: { path, size: bytes.byteLength },
+              line: `attach_file ${path} (${stored.size} bytes)`,
+              details: { path, size: stored.size, attachmentId: stored.id },
             },
           };
         },

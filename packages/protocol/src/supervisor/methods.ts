@@ -72,7 +72,7 @@ export const revocationRuleSchema = z
   .object({
     id: z.string().optional(),
     botId: z.string().optional(),
-    policy: z.enum(["view", "control"]).optional(),
+    policy: z.enum(["view", "control", "terminal"]).optional(),
     subject: z.string().optional(),
     /** Matches capabilities issued at or before this time (ms). */
     issuedAtOrBefore: z.number().optional(),
@@ -89,7 +89,7 @@ export const connectionInfoSchema = z.object({
   botId: z.string(),
   slot: z.number().int(),
   generation: z.number().int(),
-  policy: z.enum(["view", "control"]),
+  policy: z.enum(["view", "control", "terminal"]),
   startedAt: z.number(),
   droppedInput: z.number(),
 });
@@ -132,7 +132,7 @@ export const SUPERVISOR_METHODS = {
     result: z.discriminatedUnion("ok", [
       z.object({
         ok: z.literal(true),
-        policy: z.enum(["view", "control"]),
+        policy: z.enum(["view", "control", "terminal"]),
         slot: z.number().int(),
         generation: z.number().int(),
       }),

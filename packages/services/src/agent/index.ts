@@ -1,4 +1,5 @@
 export * from "./apps.ts";
+export * from "./attachments.ts";
 export * from "./fenced.ts";
 export * from "./files.ts";
 export * from "./hooks.ts";

@@ -5,8 +5,8 @@
  * requires the caller to hold the bot's live control lease (TKO-1) and never outlives it.
  */
 
-import type { SandboxScreens } from "@rakazo/sandbox";
-import { gatewayKeysFor, mintScreenCapability, type ScreenPolicy } from "@rakazo/screens";
+import type { SandboxDesktop, SandboxScreens, SlotRef } from "@rakazo/sandbox";
+import { gatewayKeysFor, mintScreenCapability } from "@rakazo/screens";
 import { type ComputerRow, requireComputer, requireRunningMachine } from "../computers/access.ts";
 import { requireBotOnComputer, touchComputer } from "../computers/activity.ts";
 import type { Caller, ServiceContext } from "../context.ts";
@@ -20,7 +20,7 @@ export interface ScreenUrl {
   readonly url: string;
   /** The project's embed page for the same capability (for an iframe: reasons, no chrome). */
   readonly embedUrl: string;
-  readonly policy: ScreenPolicy;
+  readonly policy: "view" | "control";
   readonly capabilityId: string;
   readonly expiresAt: string;
   readonly slot: { readonly index: number; readonly generation: number };
@@ -47,7 +47,7 @@ export async function configureGateway(
 export async function screenUrl(
   ctx: ServiceContext,
   caller: Caller,
-  input: { computerId: string; botId: string; policy: ScreenPolicy; ttlSeconds?: number },
+  input: { computerId: string; botId: string; policy: "view" | "control"; ttlSeconds?: number },
 ): Promise<ScreenUrl> {
   const computer = await requireComputer(ctx, caller, input.computerId);
   await requireBotOnComputer(ctx, computer, input.botId);
@@ -62,12 +62,7 @@ export async function screenUrl(
     ttlMs = Math.min(ttlMs, lease.expiresAt.getTime() - now);
   }
   await configureGateway(config, screens, computer.id);
-  const slot = await viaProvider(async () => {
-    const running = (await desktop.list()).find(
-      (info) => info.botId === input.botId && ((info as { state?: string }).state ?? "running") === "running",
-    );
-    return running?.slot ?? (await desktop.observe(input.botId)).slot;
-  });
+  const slot = await currentSlot(desktop, input.botId);
   const { token, claims } = mintScreenCapability(config.keyring, {
     computerId: computer.id,
     botId: input.botId,
@@ -97,13 +92,23 @@ export async function screenUrl(
   };
 }
 
+/** The slot generation serving the bot's screen now; starts the desktop when it has none (CMP-4). */
+export function currentSlot(desktop: SandboxDesktop, botId: string): Promise<SlotRef> {
+  return viaProvider(async () => {
+    const running = (await desktop.list()).find(
+      (info) => info.botId === botId && ((info as { state?: string }).state ?? "running") === "running",
+    );
+    return running?.slot ?? (await desktop.observe(botId)).slot;
+  });
+}
+
 /**
  * The capability's lifetime: the caller's `ttlSeconds`, else the configured default. Asking for
  * more than the configured maximum is refused (INVALID_INPUT naming the maximum), not quietly
  * shortened: an embedder must know when its URL stops working. Control URLs are further cut
  * to the control lease by the caller.
  */
-function lifetime(config: ScreenServiceConfig, ttlSeconds: number | undefined): number {
+export function lifetime(config: ScreenServiceConfig, ttlSeconds: number | undefined): number {
   const maxMs = config.maxTtlMs ?? DEFAULT_MAX_SCREEN_TTL_MS;
   if (ttlSeconds === undefined) return Math.min(config.ttlMs ?? DEFAULT_SCREEN_TTL_MS, maxMs);
   if (ttlSeconds * 1000 > maxMs) {

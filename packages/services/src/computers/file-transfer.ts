@@ -1,0 +1,102 @@
+/**
+ * A person's file transfers (FIL-3): download from a running computer; upload and text writes
+ * into the bot's folder under the caller's control lease, capped at the attachment size limit
+ * before anything is stored. A stopped computer answers COMPUTER_NOT_READY (`details.state`);
+ * browsing and previews still work there through the stored workspace (files.ts, FIL-1).
+ */
+import { posix } from "node:path";
+import { MAX_ATTACHMENT_BYTES } from "@rakazo/protocol";
+import type { Caller, ServiceContext } from "../context.ts";
+import { AppError } from "../errors.ts";
+import { liveControlLease } from "../runs/leases.ts";
+import { viaProvider } from "../sandbox-errors.ts";
+import { requireComputer, requireRunningMachine } from "./access.ts";
+import { requireBotOnComputer, touchComputer } from "./activity.ts";
+import { botFolder, resolveForBot } from "./bot-folders.ts";
+
+export interface DownloadedFile {
+  readonly path: string;
+  readonly name: string;
+  readonly size: number;
+  readonly contentBase64: string;
+}
+
+export async function downloadComputerFile(
+  ctx: ServiceContext,
+  caller: Caller,
+  input: { computerId: string; path: string },
+): Promise<DownloadedFile> {
+  const computer = await requireComputer(ctx, caller, input.computerId);
+  const sandbox = requireRunningMachine(ctx, computer);
+  const bytes = await viaProvider(() => sandbox.files.read(input.path, { maxBytes: MAX_ATTACHMENT_BYTES }));
+  return downloaded(input.path, bytes);
+}
+
+export function downloaded(path: string, bytes: Uint8Array): DownloadedFile {
+  return {
+    path,
+    name: posix.basename(path),
+    size: bytes.byteLength,
+    contentBase64: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64"),
+  };
+}
+
+/** How many bytes a base64 text decodes to, without decoding it. */
+export function base64Bytes(text: string): number {
+  const padding = text.endsWith("==") ? 2 : text.endsWith("=") ? 1 : 0;
+  return Math.floor((text.length * 3) / 4) - padding;
+}
+
+export async function uploadComputerFile(
+  ctx: ServiceContext,
+  caller: Caller,
+  input: { computerId: string; botId: string; path: string; contentBase64: string },
+): Promise<{ path: string; size: number }> {
+  // The cap is checked on the declared size before any decoding or I/O.
+  refuseOverCap(base64Bytes(input.contentBase64));
+  return storeForPerson(ctx, caller, input, () => Buffer.from(input.contentBase64, "base64"));
+}
+
+export async function writeComputerTextFile(
+  ctx: ServiceContext,
+  caller: Caller,
+  input: { computerId: string; botId: string; path: string; text: string },
+): Promise<{ path: string; size: number }> {
+  refuseOverCap(Buffer.byteLength(input.text));
+  return storeForPerson(ctx, caller, input, () => Buffer.from(input.text, "utf8"));
+}
+
+function refuseOverCap(size: number): void {
+  if (size > MAX_ATTACHMENT_BYTES) {
+    throw new AppError("FILE_TOO_LARGE", `files may hold at most ${MAX_ATTACHMENT_BYTES} bytes`, {
+      size,
+      maxBytes: MAX_ATTACHMENT_BYTES,
+    });
+  }
+}
+
+async function storeForPerson(
+  ctx: ServiceContext,
+  caller: Caller,
+  input: { computerId: string; botId: string; path: string },
+  bytes: () => Buffer,
+): Promise<{ path: string; size: number }> {
+  const computer = await requireComputer(ctx, caller, input.computerId);
+  await requireBotOnComputer(ctx, computer, input.botId);
+  const lease = await liveControlLease(ctx, { computerId: computer.id, botId: input.botId });
+  if (!lease || lease.userId !== caller.userId) {
+    throw new AppError("NOT_IN_CONTROL", "take control of this bot's computer to change its files");
+  }
+  const sandbox = requireRunningMachine(ctx, computer);
+  const path = resolveForBot(computer, input.botId, input.path);
+  const folder = botFolder(computer, input.botId);
+  if (path === "" || (folder !== "" && !path.startsWith(`${folder}/`))) {
+    throw new AppError("INVALID_PATH", "uploads land in the bot's folder");
+  }
+  const data = bytes();
+  // SandboxFiles.write replaces the file atomically (a temporary file renamed into place), so a
+  // failed transfer leaves the previous file or none, never a partial one.
+  await viaProvider(() => sandbox.files.write(path, data));
+  await touchComputer(ctx, computer.id);
+  return { path, size: data.byteLength };
+}
