@@ -12,10 +12,6 @@ import {
 } from "./computer.ts";
 import type { RpcDefinition } from "./define.ts";
 import { computerAct, computerObserve } from "./desktop.ts";
-<<<<<<< HEAD
-import { computerFilesList, computerFilesRead } from "./files.ts";
-import { botCreate, botList, spaceCreate, spaceList, tokenCreate, tokenRevoke } from "./identity.ts";
-=======
 import {
   computerAttachmentsDownload,
   computerAttachmentsList,
@@ -25,8 +21,7 @@ import {
   computerFilesUpload,
   computerFilesWrite,
 } from "./files.ts";
-import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./identity.ts";
->>>>>>> i17
+import { botCreate, botList, spaceCreate, spaceList, tokenCreate, tokenRevoke } from "./identity.ts";
 import { computerSetNetwork } from "./network.ts";
 import {
   computerOperationsList,
