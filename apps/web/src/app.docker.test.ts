@@ -197,16 +197,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
       await screenFrame(page);
     }, 120_000);
 
-    it("opens the shell, runs a command, switches to files and back to the same shell; uploads a file", async () => {
-      await page.getByRole("tab", { name: "Shell" }).click();
-      const rows = page.locator(".xterm-rows");
-      await page.locator(".xterm-host").click();
-      await page.keyboard.type("echo rkz-$((6*7)) pid=$$", { delay: 10 });
-      await page.keyboard.press("Enter");
-      await expect.poll(() => rows.textContent(), { timeout: 30_000 }).toMatch(/rkz-42 pid=\d+/);
-      const pid = /rkz-42 pid=(\d+)/.exec((await rows.textContent()) ?? "")?.[1];
-      await shot("shell");
-
+    it("uploads a file with control and sees it in Files, with its preview", async () => {
       await page.getByRole("tab", { name: "Files" }).click();
       await page.getByTestId("files").waitFor();
       await page.locator('input[type="file"]').setInputFiles({
@@ -220,10 +211,25 @@ describe.skipIf(gate.skip)(gate.title, () => {
       await page.getByText("uploaded through the web app").waitFor();
       await shot("files");
       await axe(page, "files");
+      await page.getByRole("tab", { name: "Screen" }).click();
+    }, 60_000);
 
+    it("opens the shell, runs a command, switches to files and back to the same shell", async () => {
+      await page.getByRole("tab", { name: "Shell" }).click();
+      const rows = page.locator(".xterm-rows");
+      await page.locator(".xterm-host").click();
+      await page.keyboard.type("echo rkz-$((6*7)) pid=$$", { delay: 10 });
+      await page.keyboard.press("Enter");
+      await expect.poll(() => rows.textContent(), { timeout: 30_000 }).toMatch(/rkz-42 pid=\d+/);
+      const pid = /rkz-42 pid=(\d+)/.exec((await rows.textContent()) ?? "")?.[1];
+      await shot("shell");
+      await axe(page, "shell");
+
+      await page.getByRole("tab", { name: "Files" }).click();
+      await page.getByTestId("files").waitFor();
       // The dock's Screen button hides the windows and keeps the shell's session.
       await page.getByRole("tab", { name: "Screen" }).click();
-      await expect(page.getByTestId("shell").isVisible()).resolves.toBe(false);
+      expect(await page.getByTestId("shell").isVisible()).toBe(false);
       await page.getByRole("tab", { name: "Shell" }).click();
       await page.locator(".xterm-host").click();
       await page.keyboard.type("echo again=$$", { delay: 10 });
@@ -236,6 +242,17 @@ describe.skipIf(gate.skip)(gate.title, () => {
       await system.client(token).call("computer/exec", { computerId, argv: ["sh", "-c", `echo ${marker}`] });
       await page.getByTestId("activity").getByText(marker).first().waitFor({ timeout: 20_000 });
       await shot("activity");
+      await page.getByRole("button", { name: "Release control" }).click();
+      await expect.poll(() => page.getByTestId("control-state").textContent()).toBe("Watching (view only).");
+    }, 60_000);
+
+    it('"Open shell" without control takes control again and switches to the shell (TRM-2)', async () => {
+      await page.getByRole("tab", { name: "Open shell" }).click();
+      await expect
+        .poll(() => page.getByTestId("control-state").textContent())
+        .toBe("You control this screen.");
+      expect(await page.getByRole("tab", { name: "Shell" }).getAttribute("aria-selected")).toBe("true");
+      await page.getByTestId("shell").waitFor();
       await page.getByRole("button", { name: "Release control" }).click();
       await expect.poll(() => page.getByTestId("control-state").textContent()).toBe("Watching (view only).");
     }, 60_000);

@@ -35,4 +35,7 @@ export async function buildWebAppIfStale(): Promise<void> {
   await build({ configFile: path.join(WEB, "vite.config.ts"), logLevel: "warn" });
 }
 
-export default buildWebAppIfStale;
+/** The vitest global setup entry. */
+export default async function setup(): Promise<void> {
+  await buildWebAppIfStale();
+}

@@ -84,13 +84,15 @@ export function Files(props: {
     try {
       const bytes = new Uint8Array(await file.arrayBuffer());
       // Paths are relative to the bot's folder; the listing names workspace paths.
-      await api.call("computer/files/upload", {
+      const stored = await api.call("computer/files/upload", {
         computerId: props.computerId,
         botId: props.botId,
         path: file.name,
         contentBase64: toBase64(bytes),
       });
       setMessage(t("files.uploaded", { name: file.name }));
+      // Show the folder it landed in (the bot's folder on a Team Computer).
+      setPath(stored.path.includes("/") ? stored.path.slice(0, stored.path.lastIndexOf("/")) : "");
       listing.refresh();
     } catch (e) {
       setMessage(

@@ -247,7 +247,7 @@ export const LOCALES = {
 };
 export type Locale = keyof typeof LOCALES;
 
-export function translate(
+function translate(
   locale: Locale,
   key: MessageKey,
   vars: Record<string, string | number> = {},
