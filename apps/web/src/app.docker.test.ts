@@ -87,26 +87,30 @@ describe.skipIf(gate.skip)(gate.title, () => {
 
     beforeAll(async () => {
       mkdirSync(shots, { recursive: true });
-      page = await browser.newPage({ viewport: { width: viewport.width, height: viewport.height } });
+      // A context of its own: axe-core's Playwright integration opens pages in it.
+      const context = await browser.newContext({
+        viewport: { width: viewport.width, height: viewport.height },
+      });
+      page = await context.newPage();
       page.on("pageerror", (error) => console.error(`[${viewport.name}] page error: ${error.message}`));
     });
-    afterAll(() => page?.close());
+    afterAll(() => page?.context().close());
 
     it("first-run setup (once) or sign-in with a token; the browser stores no API token", async () => {
       await page.goto(system.web.url);
       if (!token) {
-        await page.getByRole("button", { name: "First run? Set up this installation" }).click();
+        await page.getByRole("button", { name: "First run? Set up this installation", exact: true }).click();
         await shot("setup");
         await axe(page, "setup");
-        await page.getByRole("button", { name: "Set up" }).click();
+        await page.getByRole("button", { name: "Set up", exact: true }).click();
         token = (await page.getByTestId("bootstrap-token").textContent()) ?? "";
         expect(token).toMatch(/^rkz_/);
-        await page.getByRole("button", { name: "Continue" }).click();
+        await page.getByRole("button", { name: "Continue", exact: true }).click();
       } else {
         await page.getByLabel("API token").fill(token);
         await shot("signin");
         await axe(page, "sign-in");
-        await page.getByRole("button", { name: "Sign in" }).click();
+        await page.getByRole("button", { name: "Sign in", exact: true }).click();
       }
       await page.getByRole("heading", { name: "Spaces" }).waitFor();
       const cookies = await page.context().cookies();
@@ -127,11 +131,11 @@ describe.skipIf(gate.skip)(gate.title, () => {
       const row = page.locator("li.computer").first();
       if (computer?.state !== "running") {
         // A fresh Team Computer is unprovisioned: Start, confirmed in the dialog.
-        await row.getByRole("button", { name: "Start" }).click();
+        await row.getByRole("button", { name: "Start", exact: true }).click();
         const dialog = page.getByRole("dialog");
         expect(await dialog.textContent()).toContain(`Start computer ${computer?.name}?`);
         await shot("confirm-start");
-        await dialog.getByRole("button", { name: "Confirm" }).click();
+        await dialog.getByRole("button", { name: "Confirm", exact: true }).click();
       }
       await expect
         .poll(() => row.getByTestId("computer-state").textContent(), { timeout: 150_000 })
@@ -160,7 +164,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
       await axe(page, "computer view");
 
       const before = (await client.call("computer/observe", { computerId, botId })).frameHash;
-      await page.getByRole("button", { name: "Take control" }).click();
+      await page.getByRole("button", { name: "Take control", exact: true }).click();
       await expect
         .poll(() => page.getByTestId("control-state").textContent())
         .toBe("You control this screen.");
@@ -175,7 +179,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
         .not.toBe(before);
       await shot("in-control");
 
-      await page.getByRole("button", { name: "Release control" }).click();
+      await page.getByRole("button", { name: "Release control", exact: true }).click();
       await expect.poll(() => page.getByTestId("control-state").textContent()).toBe("Watching (view only).");
       await screenFrame(page);
     }, 180_000);
@@ -183,13 +187,13 @@ describe.skipIf(gate.skip)(gate.title, () => {
     it('a running bot: takeover shows "Stop the bot first" with a Stop button, which stops it and takes over', async () => {
       const client = system.client(token);
       const { run } = await client.call("run/start", { computerId, botId });
-      await page.getByRole("button", { name: "Take control" }).click();
+      await page.getByRole("button", { name: "Take control", exact: true }).click();
       const callout = page.getByTestId("stop-first");
       await callout.waitFor();
       expect(await callout.textContent()).toContain("Stop the bot first");
       await shot("stop-the-bot-first");
       await axe(page, "stop the bot first");
-      await callout.getByRole("button", { name: "Stop the bot" }).click();
+      await callout.getByRole("button", { name: "Stop the bot", exact: true }).click();
       await expect
         .poll(() => page.getByTestId("control-state").textContent())
         .toBe("You control this screen.");
@@ -198,7 +202,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
     }, 120_000);
 
     it("uploads a file with control and sees it in Files, with its preview", async () => {
-      await page.getByRole("tab", { name: "Files" }).click();
+      await page.getByRole("tab", { name: "Files", exact: true }).click();
       await page.getByTestId("files").waitFor();
       await page.locator('input[type="file"]').setInputFiles({
         name: "hello-upload.txt",
@@ -206,16 +210,16 @@ describe.skipIf(gate.skip)(gate.title, () => {
         buffer: Buffer.from("uploaded through the web app\n"),
       });
       await page.getByText("Uploaded hello-upload.txt.").waitFor();
-      await page.getByRole("button", { name: "hello-upload.txt" }).waitFor({ timeout: 15_000 });
-      await page.getByRole("button", { name: "hello-upload.txt" }).click();
+      await page.getByRole("button", { name: "hello-upload.txt", exact: true }).waitFor({ timeout: 15_000 });
+      await page.getByRole("button", { name: "hello-upload.txt", exact: true }).click();
       await page.getByText("uploaded through the web app").waitFor();
       await shot("files");
       await axe(page, "files");
-      await page.getByRole("tab", { name: "Screen" }).click();
+      await page.getByRole("tab", { name: "Screen", exact: true }).click();
     }, 60_000);
 
     it("opens the shell, runs a command, switches to files and back to the same shell", async () => {
-      await page.getByRole("tab", { name: "Shell" }).click();
+      await page.getByRole("tab", { name: "Shell", exact: true }).click();
       const rows = page.locator(".xterm-rows");
       await page.locator(".xterm-host").click();
       await page.keyboard.type("echo rkz-$((6*7)) pid=$$", { delay: 10 });
@@ -225,12 +229,12 @@ describe.skipIf(gate.skip)(gate.title, () => {
       await shot("shell");
       await axe(page, "shell");
 
-      await page.getByRole("tab", { name: "Files" }).click();
+      await page.getByRole("tab", { name: "Files", exact: true }).click();
       await page.getByTestId("files").waitFor();
       // The dock's Screen button hides the windows and keeps the shell's session.
-      await page.getByRole("tab", { name: "Screen" }).click();
+      await page.getByRole("tab", { name: "Screen", exact: true }).click();
       expect(await page.getByTestId("shell").isVisible()).toBe(false);
-      await page.getByRole("tab", { name: "Shell" }).click();
+      await page.getByRole("tab", { name: "Shell", exact: true }).click();
       await page.locator(".xterm-host").click();
       await page.keyboard.type("echo again=$$", { delay: 10 });
       await page.keyboard.press("Enter");
@@ -242,18 +246,18 @@ describe.skipIf(gate.skip)(gate.title, () => {
       await system.client(token).call("computer/exec", { computerId, argv: ["sh", "-c", `echo ${marker}`] });
       await page.getByTestId("activity").getByText(marker).first().waitFor({ timeout: 20_000 });
       await shot("activity");
-      await page.getByRole("button", { name: "Release control" }).click();
+      await page.getByRole("button", { name: "Release control", exact: true }).click();
       await expect.poll(() => page.getByTestId("control-state").textContent()).toBe("Watching (view only).");
     }, 60_000);
 
     it('"Open shell" without control takes control again and switches to the shell (TRM-2)', async () => {
-      await page.getByRole("tab", { name: "Open shell" }).click();
+      await page.getByRole("tab", { name: "Open shell", exact: true }).click();
       await expect
         .poll(() => page.getByTestId("control-state").textContent())
         .toBe("You control this screen.");
-      expect(await page.getByRole("tab", { name: "Shell" }).getAttribute("aria-selected")).toBe("true");
+      expect(await page.getByRole("tab", { name: "Shell", exact: true }).getAttribute("aria-selected")).toBe("true");
       await page.getByTestId("shell").waitFor();
-      await page.getByRole("button", { name: "Release control" }).click();
+      await page.getByRole("button", { name: "Release control", exact: true }).click();
       await expect.poll(() => page.getByTestId("control-state").textContent()).toBe("Watching (view only).");
     }, 60_000);
 
@@ -284,7 +288,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
     }, 60_000);
 
     it("signs out: the session's token is revoked and the app asks to sign in again", async () => {
-      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.getByRole("button", { name: "Sign out", exact: true }).click();
       await page.getByRole("heading", { name: "Sign in" }).waitFor();
       const status = await page.evaluate(async () => {
         const r = await fetch("/api/rpc/space/list", {

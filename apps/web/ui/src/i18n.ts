@@ -247,11 +247,7 @@ export const LOCALES = {
 };
 export type Locale = keyof typeof LOCALES;
 
-function translate(
-  locale: Locale,
-  key: MessageKey,
-  vars: Record<string, string | number> = {},
-): string {
+function translate(locale: Locale, key: MessageKey, vars: Record<string, string | number> = {}): string {
   const text = LOCALES[locale].messages[key] ?? en[key];
   return text.replace(/\{(\w+)\}/g, (_, name: string) => String(vars[name] ?? `{${name}}`));
 }

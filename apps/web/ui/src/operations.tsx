@@ -62,7 +62,10 @@ export function OperationsPill({ computerId, onChange }: { computerId: string; o
             <button
               type="button"
               className="danger small"
-              onClick={() => (setStopped(false), setReleasing(op))}
+              onClick={() => {
+                setStopped(false);
+                setReleasing(op);
+              }}
             >
               {t("ops.release")}
             </button>

@@ -84,7 +84,14 @@ export function SignIn({ onSignedIn }: { onSignedIn(): void }) {
           {t("signin.submit")}
         </button>
       </form>
-      <button type="button" className="link" onClick={() => (setMode("setup"), setError(undefined))}>
+      <button
+        type="button"
+        className="link"
+        onClick={() => {
+          setMode("setup");
+          setError(undefined);
+        }}
+      >
         {t("signin.firstRun")}
       </button>
     </section>
@@ -109,7 +116,14 @@ export function SignIn({ onSignedIn }: { onSignedIn(): void }) {
           {t("setup.submit")}
         </button>
       </form>
-      <button type="button" className="link" onClick={() => (setMode("signin"), setError(undefined))}>
+      <button
+        type="button"
+        className="link"
+        onClick={() => {
+          setMode("signin");
+          setError(undefined);
+        }}
+      >
         {t("setup.haveToken")}
       </button>
     </section>
