@@ -39,8 +39,3 @@ export type ScreenGatewayTarget =
       readonly url: string;
       readonly headers?: Readonly<Record<string, string>>;
     };
-
-/** The gateway's websocket route for a `terminal` capability (TRM-4); `/v1/rfb` is the screen's. */
-export const TERMINAL_GATEWAY_PATH = "/v1/pty";
-/** The terminal server stopped (control released, screen torn down) — TRM-6. */
-export const CLOSE_TERMINAL_STOPPED = 4004;

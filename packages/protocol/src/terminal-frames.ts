@@ -12,6 +12,11 @@
  * receiver closes with CLOSE_POLICY. The server closes the connection after exit or error.
  */
 
+/** The gateway's websocket route for a `terminal` capability (TRM-4); `/v1/rfb` is the screen's. */
+export const TERMINAL_GATEWAY_PATH = "/v1/pty";
+/** Close code: the terminal server stopped (control released, screen torn down) — TRM-6. */
+export const CLOSE_TERMINAL_STOPPED = 4004;
+
 export const TERMINAL_FRAME = { data: 0, resize: 1, exit: 2, error: 3 } as const;
 
 /** Limits both ends enforce. */

@@ -14,5 +14,6 @@ export { createProvider, type DockerProviderConfig, type ProviderConfig } from "
 export * from "./supervised-desktop.ts";
 export * from "./supervised-page-browser.ts";
 export * from "./supervised-screens.ts";
+export * from "./supervised-terminal.ts";
 export * from "./supervisor-client.ts";
 export { persistentToolEnv } from "./tool-env.ts";

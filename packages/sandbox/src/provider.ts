@@ -331,6 +331,8 @@ export interface PageBrowser {
 export interface TerminalRequest {
   readonly botId: string;
   readonly slot: SlotRef;
+  /** Where its shells start: the bot's folder, workspace-relative (CMP-1). */
+  readonly cwd: string;
 }
 
 /**

@@ -8,6 +8,7 @@ import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import type http from "node:http";
 import path from "node:path";
 import { isKeyId, type ScreenClaims, type ScreenPolicy } from "@rakazo/protocol/capability";
+import type { TerminalServerOptions } from "./terminal-server.ts";
 
 // The ticket header and close codes are the protocol's: the web proxy reads the same ones.
 export {
@@ -54,6 +55,7 @@ export type RejectReason =
   | "slot_gone"
   | "bad_request"
   | "wrong_policy"
+  | "terminal_stopped"
   | "upstream_unavailable";
 
 /** Matches claims when every field it sets matches; `expiresAt` is when it may be forgotten. */
@@ -91,6 +93,8 @@ export interface ScreenGatewayOptions {
   readonly slotAt: (index: number) => GatewaySlot | undefined;
   readonly log?: (event: Record<string, unknown>) => void;
   readonly now?: () => number;
+  /** PTY server settings (tests: the uid and shell). */
+  readonly terminal?: Omit<TerminalServerOptions, "runDir" | "log">;
 }
 
 export function ruleMatches(rule: RevocationRule, claims: ScreenClaims): boolean {
@@ -156,6 +160,7 @@ export function statusFor(reason: RejectReason): number {
     case "wrong_policy":
       return 403;
     case "slot_gone":
+    case "terminal_stopped":
       return 410;
     case "not_configured":
       return 503;

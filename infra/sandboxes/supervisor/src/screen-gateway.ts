@@ -23,6 +23,7 @@ import net from "node:net";
 import path from "node:path";
 import type { Duplex } from "node:stream";
 import { openCapability, type ScreenClaims } from "@rakazo/protocol/capability";
+import { TERMINAL_GATEWAY_PATH } from "@rakazo/protocol/terminal";
 import { pipeClientInput } from "./client-input.ts";
 import {
   CLOSE_EXPIRED,
@@ -44,6 +45,7 @@ import {
   TICKET_HEADER,
   writePrivate,
 } from "./gateway-rules.ts";
+import { TerminalServer } from "./terminal-server.ts";
 import {
   acceptValue,
   closeFrame,
@@ -58,7 +60,8 @@ interface Connection {
   readonly info: { -readonly [K in keyof ConnectionInfo]: ConnectionInfo[K] };
   readonly claims: ScreenClaims;
   readonly client: Duplex;
-  readonly upstream: net.Socket;
+  /** The desktop's RFB socket, or the connection's shell (TRM-4). */
+  readonly upstream: { destroy(): void };
   closed: boolean;
   expiry?: NodeJS.Timeout;
 }
@@ -89,11 +92,14 @@ export class ScreenGateway {
   #computerId: string | undefined;
   #keys = new Map<string, Buffer>();
   #rules: RevocationRule[] = [];
+  /** The PTY server beside the gateway (TRM-4): shells for `terminal` tickets on `/v1/pty`. */
+  readonly terminal: TerminalServer;
 
   constructor(options: ScreenGatewayOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#log = options.log ?? (() => {});
+    this.terminal = new TerminalServer({ runDir: options.stateDir, log: this.#log, ...options.terminal });
     const state = readGatewayState(options.stateDir, this.#now());
     this.#rules = state.rules;
     try {
@@ -132,6 +138,7 @@ export class ScreenGateway {
 
   async close(): Promise<void> {
     for (const connection of this.#connections) this.#end(connection, 1001, "gateway stopping");
+    this.terminal.stop(undefined, 1001, "gateway stopping");
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
     if ("path" in this.#options.listen) rmSync(this.#options.listen.path, { force: true });
   }
@@ -170,6 +177,9 @@ export class ScreenGateway {
   /** Closes the connections of one slot generation before it is torn down (SCR-3). */
   closeSlot(index: number, generation: number): number {
     let closed = 0;
+    // Screen teardown stops the bot's terminal server too (TRM-6).
+    const slot = this.#options.slotAt(index);
+    if (slot?.generation === generation) this.terminal.stop(slot.botId, CLOSE_SLOT_CLOSED, "slot closed");
     for (const connection of [...this.#connections]) {
       if (connection.claims.slot === index && connection.claims.generation === generation) {
         this.#end(connection, CLOSE_SLOT_CLOSED, "slot closed");
@@ -249,9 +259,10 @@ export class ScreenGateway {
       );
     };
     const key = headerValue(request, "sec-websocket-key");
+    const terminal = request.url === TERMINAL_GATEWAY_PATH;
     if (
       request.method !== "GET" ||
-      request.url !== "/v1/rfb" ||
+      (request.url !== "/v1/rfb" && !terminal) ||
       (headerValue(request, "upgrade") ?? "").toLowerCase() !== "websocket" ||
       headerValue(request, "sec-websocket-version") !== "13" ||
       !validWebSocketKey(key)
@@ -266,6 +277,10 @@ export class ScreenGateway {
     }
     const { claims, slot } = verdict;
     const policy = claims.policy;
+    if (terminal) {
+      this.#openTerminal(claims, socket, key, refuse);
+      return;
+    }
     if (policy === "terminal") {
       // A terminal ticket opens the PTY server only (TRM-4), never the screen.
       refuse("wrong_policy");
@@ -306,12 +321,34 @@ export class ScreenGateway {
     });
   }
 
-  #bridge(
-    claims: ScreenClaims & { policy: "view" | "control" },
-    client: Duplex,
-    upstream: net.Socket,
-    reader: UpstreamReader,
+  /** `/v1/pty`: a `terminal` ticket only, and only while the bot's server runs (TRM-4, TRM-6). */
+  #openTerminal(
+    claims: ScreenClaims,
+    socket: Duplex,
+    key: string,
+    refuse: (reason: RejectReason) => void,
   ): void {
+    if (claims.policy !== "terminal") {
+      refuse("wrong_policy");
+      return;
+    }
+    if (!this.terminal.started(claims.botId)) {
+      refuse("terminal_stopped");
+      return;
+    }
+    socket.write(
+      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+        `Sec-WebSocket-Accept: ${acceptValue(key)}\r\n\r\n`,
+    );
+    if ("setNoDelay" in socket && typeof socket.setNoDelay === "function") socket.setNoDelay(true);
+    const shell: { session?: { destroy(): void } } = {};
+    const connection = this.#register(claims, socket, { destroy: () => shell.session?.destroy() });
+    shell.session = this.terminal.open(socket, claims.botId, (code, reason) =>
+      this.#end(connection, code, reason),
+    );
+  }
+
+  #register(claims: ScreenClaims, client: Duplex, upstream: { destroy(): void }): Connection {
     const connection: Connection = {
       info: {
         connectionId: randomBytes(8).toString("hex"),
@@ -329,10 +366,11 @@ export class ScreenGateway {
       closed: false,
     };
     this.#connections.add(connection);
-    // Control dies with its lease (TKO-1, CMP-3): the API caps a control capability's expiry at
-    // the control lease's, so the connection closes then; a renewed lease means a new capability.
-    // View connections stay open past expiry, which only gates connecting.
-    if (claims.policy === "control") {
+    // Control and terminal die with their lease (TKO-1, CMP-3, TRM-6): the API caps such a
+    // capability's expiry at the control lease's, so the connection closes then; a renewed
+    // lease means a new capability. View connections stay open past expiry, which only gates
+    // connecting.
+    if (claims.policy !== "view") {
       connection.expiry = setTimeout(
         () => this.#end(connection, CLOSE_EXPIRED, "expired"),
         Math.max(0, claims.expiresAt - this.#now()),
@@ -346,6 +384,16 @@ export class ScreenGateway {
       slot: claims.slot,
       generation: claims.generation,
     });
+    return connection;
+  }
+
+  #bridge(
+    claims: ScreenClaims & { policy: "view" | "control" },
+    client: Duplex,
+    upstream: net.Socket,
+    reader: UpstreamReader,
+  ): void {
+    const connection = this.#register(claims, client, upstream);
     if ("setNoDelay" in client && typeof client.setNoDelay === "function") client.setNoDelay(true);
     upstream.setNoDelay(true);
 
@@ -392,7 +440,7 @@ export class ScreenGateway {
     connection.closed = true;
     clearTimeout(connection.expiry);
     this.#connections.delete(connection);
-    if (!connection.client.destroyed) {
+    if (!connection.client.destroyed && !connection.client.writableEnded) {
       connection.client.end(closeFrame(code, reason));
       // Do not wait on a client that never reads.
       setTimeout(() => connection.client.destroy(), 1000).unref();

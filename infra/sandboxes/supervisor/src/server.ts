@@ -99,10 +99,25 @@ const HANDLERS: { readonly [M in SupervisorMethod]: Handler<M> } = {
       : { ok: false, reason: verdict.reason };
   },
   "screens.connections": (_, __, gateway) => gatewayOf(gateway).connections(),
+  "terminal.start": (supervisor, { botId, cwd, env }, gateway) =>
+    gatewayOf(gateway).terminal.start(botId, {
+      cwd: workspacePath(supervisor.workspace, cwd),
+      ...(env ? { env } : {}),
+    }),
+  "terminal.stop": (_, { botId }, gateway) => ({ closed: gatewayOf(gateway).terminal.stop(botId) }),
   "page.navigate": (supervisor, params) => pageCall(supervisor, "page.navigate", params),
   "page.snapshot": (supervisor, params) => pageCall(supervisor, "page.snapshot", params),
   "page.act": (supervisor, params) => pageCall(supervisor, "page.act", params),
 };
+
+/** A workspace-relative folder as an absolute path that cannot leave the workspace. */
+function workspacePath(workspace: string, relative: string): string {
+  const resolved = path.resolve(workspace, relative);
+  if (resolved !== workspace && !resolved.startsWith(`${workspace}/`)) {
+    throw new SupervisorError("INVALID_ACTION", "the terminal's folder must be inside the workspace");
+  }
+  return resolved;
+}
 
 /** Validates `params` with the method's schema from the protocol's table, then runs the method. */
 export function dispatch(

@@ -127,6 +127,23 @@ export const SUPERVISOR_METHODS = {
     params: z.object({ rules: z.array(revocationRuleSchema).min(1).max(1000).readonly() }),
     result: z.object({ closed: z.number().int() }),
   },
+  /**
+   * TRM-4: starts (or joins) the PTY server beside the gateway for a bot; its shells start in
+   * `cwd` (workspace-relative, the bot's folder) with `env` added to the supervisor's.
+   */
+  "terminal.start": {
+    params: z.object({
+      botId,
+      cwd: z.string().max(4096).default(""),
+      env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional(),
+    }),
+    result: z.object({ sessions: z.number().int() }),
+  },
+  /** TRM-6: ends every shell of a bot (all bots without one) and removes their session files. */
+  "terminal.stop": {
+    params: z.object({ botId: botId.optional() }),
+    result: z.object({ closed: z.number().int() }),
+  },
   "screens.check": {
     params: z.object({ ticket: z.string().optional() }),
     result: z.discriminatedUnion("ok", [

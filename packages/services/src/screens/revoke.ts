@@ -23,10 +23,21 @@ export async function revokeScreenCapabilities(
   if (computer.state !== "running" || !computer.providerRef || computer.providerKind !== ctx.provider.kind) {
     return { closed: 0 };
   }
-  const screens = ctx.provider.sandbox(computer.providerRef).screens;
+  const sandbox = ctx.provider.sandbox(computer.providerRef);
+  const screens = sandbox.screens;
   if (!screens) return { closed: 0 };
   const expiresAt = Date.now() + MAX_CAPABILITY_TTL_MS;
-  const result = await viaProvider(() => screens.revoke(selectors.map((s) => ({ ...s, expiresAt }))));
+  // A terminal lives on its control lease (TRM-6): revoking a bot's control capabilities revokes
+  // its terminal capabilities too and stops its PTY server (shells end, session files go).
+  const rules = selectors.flatMap((s) =>
+    s.policy === "control" ? [s, { ...s, policy: "terminal" as const }] : [s],
+  );
+  const result = await viaProvider(() => screens.revoke(rules.map((s) => ({ ...s, expiresAt }))));
+  const stop = sandbox.stopTerminal?.bind(sandbox);
+  if (stop) {
+    const bots = new Set(selectors.flatMap((s) => (s.policy === "control" && s.botId ? [s.botId] : [])));
+    for (const botId of bots) await viaProvider(() => stop({ botId }));
+  }
   ctx.log.info("screen.capability.revoked", {
     computerId: computer.id,
     rules: selectors.length,

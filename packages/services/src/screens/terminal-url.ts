@@ -8,6 +8,7 @@
 import { mintScreenCapability } from "@rakazo/screens";
 import { requireComputer } from "../computers/access.ts";
 import { requireBotOnComputer, touchComputer } from "../computers/activity.ts";
+import { botFolder, ensureBotFolder } from "../computers/bot-folders.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 import { liveControlLease } from "../runs/leases.ts";
@@ -41,8 +42,9 @@ export async function terminalUrl(
   const ttlMs = Math.min(lifetime(config, input.ttlSeconds), lease.expiresAt.getTime() - now);
   await configureGateway(config, screens, computer.id);
   const slot = await currentSlot(desktop, input.botId);
+  await ensureBotFolder(sandbox, computer, input.botId);
   const connect = sandbox.connectTerminal.bind(sandbox);
-  await viaProvider(() => connect({ botId: input.botId, slot }));
+  await viaProvider(() => connect({ botId: input.botId, slot, cwd: botFolder(computer, input.botId) }));
   const { token, claims } = mintScreenCapability(config.keyring, {
     computerId: computer.id,
     botId: input.botId,

@@ -23,6 +23,7 @@ import type {
   SandboxScreens,
   SandboxStatus,
 } from "../../provider.ts";
+import type { SandboxTerminal } from "../../supervised-terminal.ts";
 import {
   computerFilter,
   containerCreateOptions,
@@ -94,6 +95,8 @@ export interface DockerProviderOptions {
   readonly pageBrowser?: (context: DockerDesktopContext) => PageBrowser;
   /** Wires the computer's screen gateway (SCR-1), e.g. `createSupervisedScreens` over `<run dir>/gateway.sock`. */
   readonly screens?: (context: DockerDesktopContext) => SandboxScreens;
+  /** Wires the browser terminal (TRM-7), e.g. `createSupervisedTerminal`; sets `capabilities.terminal`. */
+  readonly terminal?: (context: DockerDesktopContext) => SandboxTerminal;
   readonly log?: (event: Record<string, unknown>) => void;
   /**
    * The upstream network of egress proxies (issue 16); made as a bridge with ICC off when
@@ -112,7 +115,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
   const capabilities: ProviderCapabilities = {
     desktop: options.desktop !== undefined,
     pageBrowser: options.pageBrowser !== undefined,
-    terminal: false,
+    terminal: options.terminal !== undefined,
     billsWhileRunning: false,
     // The container mounts DATA_DIR/homes/<home key> and runs as the workspace user (PRV-5).
     mountsHome: true,
@@ -386,6 +389,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
         },
       };
       if (options.screens) handle.screens = options.screens(context);
+      if (options.terminal) Object.assign(handle, options.terminal(context));
       if (options.pageBrowser) handle.pageBrowser = options.pageBrowser(context);
       if (options.desktop) handle.desktop = options.desktop(context);
       return handle;

@@ -9,6 +9,7 @@ import type { DockerProviderConfig } from "../../registry.ts";
 import { createSupervisedDesktop } from "../../supervised-desktop.ts";
 import { createSupervisedPageBrowser } from "../../supervised-page-browser.ts";
 import { createSupervisedScreens } from "../../supervised-screens.ts";
+import { createSupervisedTerminal } from "../../supervised-terminal.ts";
 import {
   SUPERVISOR_CLI_COMMAND,
   type SupervisorTransport,
@@ -52,5 +53,7 @@ export function createSupervisedDockerProvider(config: DockerProviderConfig): Sa
         // Host-owned path: the web proxy connects to it without resolving anything of the computer's.
         socketPath: await context.hostSocket("gateway.sock"),
       })),
+    // The PTY server beside that gateway (TRM-4, TRM-7).
+    terminal: (context) => createSupervisedTerminal(supervisorTransport(context)),
   });
 }
