@@ -31,6 +31,10 @@ const SUITES: readonly Suite[] = [
     load: async () => (await import("@rakazo/web/bench/app")).benchWebApp,
   },
   {
+    name: "terminal",
+    load: async () => (await import("@rakazo/web/bench/terminal")).benchTerminal,
+  },
+  {
     name: "desktops",
     load: async () => (await import("@rakazo/supervisor/bench")).benchDesktops,
   },

@@ -16,6 +16,7 @@ export interface ExampleIds {
 /** Example keys ending in `Id` that name no tenant-owned row (so are not swapped), and why. */
 export const NON_TENANT_IDS: Readonly<Record<string, string>> = {
   capabilityId: "a screen capability is reachable only through its computerId, which is swapped",
+  attachmentId: "an attachment is looked up within its computerId, which is swapped",
 };
 
 export const MISSING_IDS: ExampleIds = {

@@ -1,4 +1,5 @@
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+import { MAX_ATTACHMENT_BYTES } from "@rakazo/api-contract";
 import { pingDatabase } from "@rakazo/db";
 import type { Logger } from "@rakazo/log";
 import {
@@ -11,6 +12,7 @@ import {
 } from "@rakazo/services";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+
 import { mountActivityStream } from "./activity-stream.ts";
 import { HTTP_STATUS } from "./http-errors.ts";
 import { mountScreenAuthority } from "./internal-screens.ts";
@@ -38,6 +40,8 @@ export interface ApiOptions {
 }
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
+/** The base64 of MAX_ATTACHMENT_BYTES plus room for the rest of the JSON (one byte more is refused). */
+const UPLOAD_BODY_BYTES = Math.ceil(MAX_ATTACHMENT_BYTES / 3) * 4 + 64 * 1024;
 const BOOTSTRAP_CALLER: Caller = { userId: "", tokenId: "" };
 
 function bearer(header: string | undefined): string | undefined {
@@ -109,54 +113,68 @@ export function createApiApp(options: ApiOptions): Hono {
 
   if (options.screenServiceToken) mountScreenAuthority(app, ctx, options.screenServiceToken);
 
+  // FIL-3: an upload carries up to the attachment size limit as base64; the service refuses one
+  // byte more with FILE_TOO_LARGE before anything is stored. Every other RPC keeps the 16 MiB cap.
   app.post(
-    "/rpc/*",
+    "/rpc/computer/files/upload",
     bodyLimit({
-      maxSize: MAX_BODY_BYTES,
+      maxSize: UPLOAD_BODY_BYTES,
       onError: () => {
-        throw new AppError("INVALID_INPUT", `request body exceeds ${MAX_BODY_BYTES} bytes`);
+        throw new AppError("FILE_TOO_LARGE", `files may hold at most ${MAX_ATTACHMENT_BYTES} bytes`, {
+          maxBytes: MAX_ATTACHMENT_BYTES,
+        });
       },
     }),
-    async (c) => {
-      // Names are `<namespace>/<method>` or deeper (`computer/files/list`).
-      const name = c.req.path.slice("/rpc/".length);
-      const rpc = rpcs.get(name);
-      if (!rpc) throw new AppError("UNKNOWN_RPC", `unknown RPC ${name.slice(0, 100)}`);
-
-      const secret = bearer(c.req.header("authorization"));
-      let caller = BOOTSTRAP_CALLER;
-      if (rpc.contract.auth === "token") {
-        caller = await authenticateToken(ctx, secret);
-      } else if (options.bootstrapToken !== undefined && !sameSecret(secret ?? "", options.bootstrapToken)) {
-        throw new AppError("UNAUTHENTICATED", "setup requires the configured bootstrap token");
-      }
-
-      const text = await c.req.text();
-      let body: unknown;
-      try {
-        body = text.trim() === "" ? {} : JSON.parse(text);
-      } catch {
-        throw new AppError("INVALID_JSON", "request body is not valid JSON");
-      }
-      const parsed = rpc.contract.input.safeParse(body);
-      if (!parsed.success) {
-        throw new AppError("INVALID_INPUT", "request body does not match the RPC's input", {
-          issues: parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
-        });
-      }
-      const result = await runRecorded(ctx, caller, rpc, parsed.data);
-      const checked = rpc.contract.output.safeParse(result);
-      if (!checked.success) {
-        const issues = checked.error.issues.map((i) => ({ path: i.path.join("."), code: i.code }));
-        log.error("rpc.output_mismatch", { rpc: rpc.contract.name, issues });
-        if (outputValidation === "strict") {
-          throw new AppError("INTERNAL", `${rpc.contract.name} returned a result its output schema rejects`);
-        }
-        return c.json({ result: result ?? null });
-      }
-      return c.json({ result: checked.data ?? null });
-    },
   );
+  app.post("/rpc/*", async (c, next) =>
+    c.req.path === "/rpc/computer/files/upload"
+      ? next()
+      : bodyLimit({
+          maxSize: MAX_BODY_BYTES,
+          onError: () => {
+            throw new AppError("INVALID_INPUT", `request body exceeds ${MAX_BODY_BYTES} bytes`);
+          },
+        })(c, next),
+  );
+  app.post("/rpc/*", async (c) => {
+    // Names are `<namespace>/<method>` or deeper (`computer/files/list`).
+    const name = c.req.path.slice("/rpc/".length);
+    const rpc = rpcs.get(name);
+    if (!rpc) throw new AppError("UNKNOWN_RPC", `unknown RPC ${name.slice(0, 100)}`);
+
+    const secret = bearer(c.req.header("authorization"));
+    let caller = BOOTSTRAP_CALLER;
+    if (rpc.contract.auth === "token") {
+      caller = await authenticateToken(ctx, secret);
+    } else if (options.bootstrapToken !== undefined && !sameSecret(secret ?? "", options.bootstrapToken)) {
+      throw new AppError("UNAUTHENTICATED", "setup requires the configured bootstrap token");
+    }
+
+    const text = await c.req.text();
+    let body: unknown;
+    try {
+      body = text.trim() === "" ? {} : JSON.parse(text);
+    } catch {
+      throw new AppError("INVALID_JSON", "request body is not valid JSON");
+    }
+    const parsed = rpc.contract.input.safeParse(body);
+    if (!parsed.success) {
+      throw new AppError("INVALID_INPUT", "request body does not match the RPC's input", {
+        issues: parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
+      });
+    }
+    const result = await runRecorded(ctx, caller, rpc, parsed.data);
+    const checked = rpc.contract.output.safeParse(result);
+    if (!checked.success) {
+      const issues = checked.error.issues.map((i) => ({ path: i.path.join("."), code: i.code }));
+      log.error("rpc.output_mismatch", { rpc: rpc.contract.name, issues });
+      if (outputValidation === "strict") {
+        throw new AppError("INTERNAL", `${rpc.contract.name} returned a result its output schema rejects`);
+      }
+      return c.json({ result: result ?? null });
+    }
+    return c.json({ result: checked.data ?? null });
+  });
 
   app.all("/rpc/*", () => {
     throw new AppError("UNKNOWN_RPC", "RPCs are POST /rpc/<namespace>/<method>");

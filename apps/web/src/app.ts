@@ -3,16 +3,19 @@
  * authority and the gateway said yes), the embed page, and the bundled viewer script. Every
  * response carries `Cache-Control: no-transform`; the access log has the route, never the path.
  */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import type { Logger } from "@rakazo/log";
 import { Hono } from "hono";
 import type { ScreenAuthority } from "./authority.ts";
-import { embedPage, refusalPage, rootPage, screenPage } from "./pages.ts";
+import { embedPage, refusalPage, rootPage, screenPage, terminalPage } from "./pages.ts";
 import { newConnectionId } from "./proxy.ts";
 import { injectReporter } from "./reporter.ts";
 import { mountSessions } from "./session.ts";
 import { APP_CSP, type AppFiles } from "./static.ts";
 import { gatewayStatus } from "./upstream.ts";
 
+const XTERM_CSS = readFileSync(createRequire(import.meta.url).resolve("@xterm/xterm/css/xterm.css"), "utf8");
 const CAPABILITY = /^rs1\.[A-Za-z0-9_-]{1,32}\.[A-Za-z0-9_-]{20,2000}$/;
 
 export interface WebAppOptions {
@@ -20,6 +23,8 @@ export interface WebAppOptions {
   readonly log: Logger;
   /** The bundled noVNC page script. */
   readonly screenScript: string;
+  /** The bundled terminal page script (xterm.js, TRM-4); no terminal routes without it. */
+  readonly terminalScript?: string;
   /** The project's README, served at /docs/README.md when known. */
   readonly readme?: string | undefined;
   /** The API the web app's sessions call for the person (issue 20); without it no app is served. */
@@ -145,6 +150,56 @@ export function createWebApp(options: WebAppOptions): Hono {
     // origin that cannot reach the embedding page or the web service's storage.
     c.header("content-security-policy", "sandbox allow-scripts");
     return c.html(injectReporter(screenPage(authorization.policy)));
+  });
+
+  const terminalScript = options.terminalScript;
+  if (terminalScript !== undefined) {
+    app.get("/assets/terminal.js", (c) => {
+      c.header("content-type", "text/javascript; charset=utf-8");
+      c.header("cache-control", "public, max-age=300");
+      c.header("access-control-allow-origin", "*");
+      return c.body(terminalScript);
+    });
+    app.get("/assets/xterm.css", (c) => {
+      c.header("content-type", "text/css; charset=utf-8");
+      c.header("cache-control", "public, max-age=300");
+      c.header("access-control-allow-origin", "*");
+      return c.body(XTERM_CSS);
+    });
+  }
+
+  // TRM-4: the terminal page for a `terminal` capability only (the websocket is proxy.ts's).
+  app.get("/terminals/:capability/", async (c) => {
+    const id = newConnectionId();
+    const capability = c.req.param("capability");
+    const reject = (reason: string, status: 403 | 404 | 410 | 502, detail: Record<string, unknown> = {}) => {
+      log.warn("screen.proxy.target_rejected", {
+        "screen.connection_id": id,
+        "screen.policy": null,
+        "screen.reason": reason,
+        "screen.transport": "http",
+        ...detail,
+      });
+      return c.html(refusalPage(), status);
+    };
+    if (terminalScript === undefined || !CAPABILITY.test(capability)) return reject("invalid_path", 404);
+    const authorization = await authority.authorize(capability);
+    if (!authorization.ok) {
+      return reject(authorization.reason, authorization.reason === "authority_rejected" ? 403 : 502, {
+        "screen.authority_reason": authorization.detail ?? null,
+      });
+    }
+    if (authorization.policy !== "terminal") return reject("wrong_policy", 403);
+    let status: number;
+    try {
+      status = await gatewayStatus(authorization.target, authorization.ticket);
+    } catch {
+      return reject("authority_unavailable", 502);
+    }
+    if (status !== 200)
+      return c.html(refusalPage(), status === 410 ? 410 : status === 401 || status === 403 ? 403 : 502);
+    c.header("content-security-policy", "sandbox allow-scripts");
+    return c.html(terminalPage());
   });
 
   app.get("/screens/*", (c) => {

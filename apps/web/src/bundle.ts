@@ -5,9 +5,18 @@
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
-export async function bundleScreenClient(): Promise<string> {
+export function bundleScreenClient(): Promise<string> {
+  return bundleClient("./client/screen.ts");
+}
+
+/** The terminal page's script: xterm.js and the terminal frame protocol (TRM-4). */
+export function bundleTerminalClient(): Promise<string> {
+  return bundleClient("./client/terminal.ts");
+}
+
+async function bundleClient(entry: string): Promise<string> {
   const result = await build({
-    entryPoints: [fileURLToPath(new URL("./client/screen.ts", import.meta.url))],
+    entryPoints: [fileURLToPath(new URL(entry, import.meta.url))],
     bundle: true,
     format: "esm",
     target: "es2022",

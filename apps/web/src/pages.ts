@@ -14,6 +14,18 @@ export function screenPage(policy: "view" | "control"): string {
 </body></html>`;
 }
 
+/** The terminal page (TRM-4): xterm.js on the websocket beside it (client/terminal.ts). */
+export function terminalPage(): string {
+  return `<!doctype html>
+<html data-status="loading"><head><meta charset="utf-8"><title>Terminal</title>
+<meta name="referrer" content="no-referrer">
+<link rel="stylesheet" href="/assets/xterm.css">
+<style>${BASE_STYLE}#terminal{width:100%;height:100%}</style>
+</head><body><div id="terminal"></div>
+<script type="module" src="/assets/terminal.js"></script>
+</body></html>`;
+}
+
 /**
  * The project's embed page (SCR-7, SCR-8): fetches the proxied page once, shows a fixed reason
  * on refusal, frames it sandboxed, and mirrors the reporter's statuses as `screen-<status>`

@@ -7,7 +7,7 @@ import { serve } from "@hono/node-server";
 import type { Logger } from "@rakazo/log";
 import { createWebApp } from "./app.ts";
 import type { ScreenAuthority } from "./authority.ts";
-import { bundleScreenClient } from "./bundle.ts";
+import { bundleScreenClient, bundleTerminalClient } from "./bundle.ts";
 import { attachScreenProxy } from "./proxy.ts";
 import { loadAppFiles } from "./static.ts";
 
@@ -24,7 +24,7 @@ export async function startWebServer(options: {
   /** The API's URL for the web app's sessions (issue 20); without it only screens are served. */
   readonly apiUrl?: string | undefined;
 }): Promise<WebServer> {
-  const screenScript = await bundleScreenClient();
+  const [screenScript, terminalScript] = await Promise.all([bundleScreenClient(), bundleTerminalClient()]);
   // The checkout's README, served at /docs/README.md for the root page's link (absent in images).
   const readme = await readFile(new URL("../../../README.md", import.meta.url), "utf8").catch(
     () => undefined,
@@ -36,6 +36,7 @@ export async function startWebServer(options: {
     authority: options.authority,
     log: options.log,
     screenScript,
+    terminalScript,
     readme,
     apiUrl: options.apiUrl,
     appFiles,

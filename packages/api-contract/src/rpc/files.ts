@@ -1,5 +1,8 @@
 /** FIL-1: browse and preview a computer's files, live when it runs, stored when it does not. */
 import { MAX_ATTACHMENT_BYTES } from "@rakazo/protocol";
+
+export { MAX_ATTACHMENT_BYTES };
+
 import { z } from "zod";
 import { defineContract, ids, timestamp } from "../define.ts";
 
