@@ -268,7 +268,9 @@ describe.skipIf(gate.skip)(gate.title, () => {
       await expect
         .poll(() => page.getByTestId("control-state").textContent())
         .toBe("You control this screen.");
-      expect(await page.getByRole("tab", { name: "Shell", exact: true }).getAttribute("aria-selected")).toBe("true");
+      expect(await page.getByRole("tab", { name: "Shell", exact: true }).getAttribute("aria-selected")).toBe(
+        "true",
+      );
       await page.getByTestId("shell").waitFor();
       await page.getByRole("button", { name: "Release control", exact: true }).click();
       await expect.poll(() => page.getByTestId("control-state").textContent()).toBe("Watching (view only).");
