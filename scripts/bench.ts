@@ -27,6 +27,10 @@ const SUITES: readonly Suite[] = [
     load: async () => (await import("@rakazo/web/bench")).benchGateway,
   },
   {
+    name: "web-app",
+    load: async () => (await import("@rakazo/web/bench/app")).benchWebApp,
+  },
+  {
     name: "terminal",
     load: async () => (await import("@rakazo/web/bench/terminal")).benchTerminal,
   },

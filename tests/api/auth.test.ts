@@ -68,6 +68,16 @@ describe("API tokens", () => {
     expect(logs).not.toContain(extra.json.result.token.slice(4));
   });
 
+  it("token/revoke revokes only the calling token (the web app's sign-out)", async () => {
+    const s = await system();
+    const { token } = (await s.rpc("setup/bootstrap", {})).json.result;
+    const session = (await s.rpc("token/create", { name: "web session" }, token)).json.result;
+    const revoked = await s.rpc("token/revoke", {}, session.token);
+    expect(revoked.json.result).toEqual({ revoked: true, tokenId: session.id });
+    expect((await s.rpc("space/list", {}, session.token)).json.error.code).toBe("UNAUTHENTICATED");
+    expect((await s.rpc("space/list", {}, token)).status).toBe(200);
+  });
+
   it("/health answers with the active provider", async () => {
     const s = await system();
     const res = await s.app.request("/health");

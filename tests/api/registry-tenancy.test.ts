@@ -76,6 +76,7 @@ describe("a foreign id is answered exactly like a missing one", () => {
           "space/create",
           "space/list",
           "token/create",
+          "token/revoke",
           // Takes an operation id (`id`), refused outside the server owner's own spaces with
           // OPERATION_IN_OTHER_SPACE — a server-owner-only verb (tests/ops/interrupted.test.ts).
           "computer/releaseInterrupted",

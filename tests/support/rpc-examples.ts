@@ -35,6 +35,7 @@ export const RPC_EXAMPLES: Examples = {
   "bot/create": ({ spaceId }) => ({ spaceId, name: "Ada" }),
   "bot/list": ({ spaceId }) => ({ spaceId }),
   "token/create": () => ({ name: "ci" }),
+  "token/revoke": () => ({}),
   "computer/create": ({ spaceId, botId }) => ({ spaceId, botId, mode: "private", name: "box" }),
   "computer/get": ({ computerId }) => ({ computerId }),
   "computer/list": ({ spaceId }) => ({ spaceId }),

@@ -11,6 +11,8 @@ import type { ScreenAuthority } from "./authority.ts";
 import { embedPage, refusalPage, rootPage, screenPage, terminalPage } from "./pages.ts";
 import { newConnectionId } from "./proxy.ts";
 import { injectReporter } from "./reporter.ts";
+import { mountSessions } from "./session.ts";
+import { APP_CSP, type AppFiles } from "./static.ts";
 import { gatewayStatus } from "./upstream.ts";
 
 const XTERM_CSS = readFileSync(createRequire(import.meta.url).resolve("@xterm/xterm/css/xterm.css"), "utf8");
@@ -25,6 +27,10 @@ export interface WebAppOptions {
   readonly terminalScript?: string;
   /** The project's README, served at /docs/README.md when known. */
   readonly readme?: string | undefined;
+  /** The API the web app's sessions call for the person (issue 20); without it no app is served. */
+  readonly apiUrl?: string | undefined;
+  /** The web app's production build (`vite build`), when built. */
+  readonly appFiles?: AppFiles | undefined;
 }
 
 export function createWebApp(options: WebAppOptions): Hono {
@@ -49,7 +55,25 @@ export function createWebApp(options: WebAppOptions): Hono {
 
   app.get("/health", (c) => c.json({ status: "ok" }));
 
-  app.get("/", (c) => c.html(rootPage(options.readme !== undefined)));
+  const appFiles = options.apiUrl !== undefined ? options.appFiles : undefined;
+  if (options.apiUrl !== undefined) mountSessions(app, { apiUrl: options.apiUrl, log });
+  if (appFiles) {
+    app.get("/", (c) => {
+      c.header("content-security-policy", APP_CSP);
+      c.header("x-frame-options", "DENY");
+      return c.html(appFiles.index);
+    });
+    app.get("/app/:file", (c) => {
+      const asset = appFiles.assets.get(c.req.path);
+      if (!asset) return c.text("not found", 404);
+      c.header("content-type", asset.type);
+      // Hashed names: a new build is a new URL.
+      c.header("cache-control", "public, max-age=31536000, immutable");
+      return c.body(asset.body as Uint8Array<ArrayBuffer>);
+    });
+  } else {
+    app.get("/", (c) => c.html(rootPage(options.readme !== undefined, options.apiUrl !== undefined)));
+  }
   const readme = options.readme;
   if (readme !== undefined) {
     app.get("/docs/README.md", (c) => {

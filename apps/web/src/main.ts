@@ -10,11 +10,10 @@ import { startWebServer } from "./server.ts";
 const env = parseWebEnv(process.env);
 const log = createLogger({ level: env.LOG_LEVEL, base: { service: "web" } });
 if (!env.SCREEN_SERVICE_TOKEN) throw new Error("SCREEN_SERVICE_TOKEN is not set (the launcher sets it)");
+const apiUrl = env.API_INTERNAL_URL ?? `http://${env.API_HOST}:${env.API_PORT}`;
 const web = await startWebServer({
-  authority: createAuthorityClient({
-    apiUrl: env.API_INTERNAL_URL ?? `http://${env.API_HOST}:${env.API_PORT}`,
-    serviceToken: env.SCREEN_SERVICE_TOKEN,
-  }),
+  authority: createAuthorityClient({ apiUrl, serviceToken: env.SCREEN_SERVICE_TOKEN }),
+  apiUrl,
   log,
   host: env.WEB_HOST,
   port: env.WEB_PORT,

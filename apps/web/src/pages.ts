@@ -77,7 +77,7 @@ export function refusalPage(): string {
 }
 
 /** `/`: what this service is, instead of a bare 404. The full web app comes later. */
-export function rootPage(hasReadme: boolean): string {
+export function rootPage(hasReadme: boolean, appExpected = false): string {
   const docs = hasReadme
     ? `<a href="/docs/README.md">README</a>`
     : "the README and <code>docs/screens.md</code> of the Rakazo repository";
@@ -88,6 +88,10 @@ export function rootPage(hasReadme: boolean): string {
 <p>This is the web service of a Rakazo installation: it shows the screens of agents' computers.
 A screen's address comes from the API: <code>computer/screenUrl</code> answers a
 <code>/screens/…</code> page and an <code>/embed/…</code> page for one bot's screen.</p>
-<p>Docs: ${docs}.</p>
+<p>Docs: ${docs}.</p>${
+    appExpected
+      ? "\n<p>The web app is not built: run <code>pnpm --filter @rakazo/web build</code> and restart.</p>"
+      : ""
+  }
 </body></html>`;
 }

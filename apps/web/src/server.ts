@@ -9,6 +9,7 @@ import { createWebApp } from "./app.ts";
 import type { ScreenAuthority } from "./authority.ts";
 import { bundleScreenClient, bundleTerminalClient } from "./bundle.ts";
 import { attachScreenProxy } from "./proxy.ts";
+import { loadAppFiles } from "./static.ts";
 
 export interface WebServer {
   readonly url: string;
@@ -20,18 +21,25 @@ export async function startWebServer(options: {
   readonly log: Logger;
   readonly host: string;
   readonly port: number;
+  /** The API's URL for the web app's sessions (issue 20); without it only screens are served. */
+  readonly apiUrl?: string | undefined;
 }): Promise<WebServer> {
   const [screenScript, terminalScript] = await Promise.all([bundleScreenClient(), bundleTerminalClient()]);
   // The checkout's README, served at /docs/README.md for the root page's link (absent in images).
   const readme = await readFile(new URL("../../../README.md", import.meta.url), "utf8").catch(
     () => undefined,
   );
+  const appFiles = options.apiUrl !== undefined ? await loadAppFiles() : undefined;
+  if (options.apiUrl !== undefined && !appFiles)
+    options.log.warn("web.app_not_built", { hint: "pnpm --filter @rakazo/web build" });
   const app = createWebApp({
     authority: options.authority,
     log: options.log,
     screenScript,
     terminalScript,
     readme,
+    apiUrl: options.apiUrl,
+    appFiles,
   });
   const server = await new Promise<http.Server>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: options.host, port: options.port }, () =>

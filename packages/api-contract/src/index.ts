@@ -39,7 +39,7 @@ import {
   computerFilesUpload,
   computerFilesWrite,
 } from "./rpc/files.ts";
-import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./rpc/identity.ts";
+import { botCreate, botList, spaceCreate, spaceList, tokenCreate, tokenRevoke } from "./rpc/identity.ts";
 import { computerSetNetwork } from "./rpc/network.ts";
 import {
   computerOperationsList,
@@ -85,6 +85,7 @@ export const RPC_CONTRACTS = [
   botCreate,
   botList,
   tokenCreate,
+  tokenRevoke,
   computerCreate,
   computerGet,
   computerList,

@@ -1,5 +1,12 @@
 import * as contracts from "@rakazo/api-contract";
-import { createApiToken, createBot, createSpace, listBots, listSpaces } from "@rakazo/services";
+import {
+  createApiToken,
+  createBot,
+  createSpace,
+  listBots,
+  listSpaces,
+  revokeCallerToken,
+} from "@rakazo/services";
 import { defineRpc } from "./define.ts";
 
 export const spaceCreate = defineRpc(contracts.spaceCreate, (ctx, caller, input) =>
@@ -17,3 +24,5 @@ export const botList = defineRpc(contracts.botList, (ctx, caller, input) => list
 export const tokenCreate = defineRpc(contracts.tokenCreate, (ctx, caller, input) =>
   createApiToken(ctx, caller, input),
 );
+
+export const tokenRevoke = defineRpc(contracts.tokenRevoke, (ctx, caller) => revokeCallerToken(ctx, caller));

@@ -34,7 +34,7 @@ import {
   computerFilesUpload,
   computerFilesWrite,
 } from "./files.ts";
-import { botCreate, botList, spaceCreate, spaceList, tokenCreate } from "./identity.ts";
+import { botCreate, botList, spaceCreate, spaceList, tokenCreate, tokenRevoke } from "./identity.ts";
 import { computerSetNetwork } from "./network.ts";
 import {
   computerOperationsList,
@@ -65,6 +65,7 @@ export const RPCS = [
   botCreate,
   botList,
   tokenCreate,
+  tokenRevoke,
   computerCreate,
   computerGet,
   computerList,

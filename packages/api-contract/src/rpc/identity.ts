@@ -40,3 +40,11 @@ export const tokenCreate = defineContract({
   /** The secret is shown once; only its hash is stored. */
   output: z.strictObject({ id: z.string(), token: z.string() }),
 });
+
+/** Revokes the token that makes this call (the web app's sign-out); it is refused from then on. */
+export const tokenRevoke = defineContract({
+  name: "token/revoke",
+  auth: "token",
+  input: z.strictObject({}),
+  output: z.strictObject({ revoked: z.literal(true), tokenId: z.string() }),
+});

@@ -67,3 +67,15 @@ export async function createApiToken(
   const issued = await issueToken(ctx, { userId: caller.userId, name: input.name });
   return { id: issued.id, token: issued.secret };
 }
+
+/** Revokes the calling token (the web app's sign-out): every later call with it is refused. */
+export async function revokeCallerToken(
+  ctx: Pick<ServiceContext, "db">,
+  caller: Caller,
+): Promise<{ revoked: true; tokenId: string }> {
+  await ctx.db
+    .update(apiTokens)
+    .set({ revokedAt: new Date() })
+    .where(and(eq(apiTokens.id, caller.tokenId), eq(apiTokens.userId, caller.userId)));
+  return { revoked: true, tokenId: caller.tokenId };
+}

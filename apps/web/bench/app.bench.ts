@@ -1,0 +1,126 @@
+/**
+ * `pnpm bench --only web-app` (issue 20): what the web app costs.
+ * - JS shipped for the app (gzip -9 of the production build's scripts; noVNC is the screen page's
+ *   own bundle, not the app's, so it is excluded), target ≤ 300 KB.
+ * - Time to first screen pixel on a real Docker computer: navigation → `connected` for the
+ *   computer view (session, screenUrl, prefetch, sandboxed frame, noVNC) beside the bare noVNC
+ *   page of a freshly minted capability (navigation → `screen-connected`), same run, medians.
+ * The timing rows need Docker, the computer image and Chromium; without them they are left out.
+ */
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { gzipSync } from "node:zlib";
+import { createProvider } from "@rakazo/sandbox";
+import { COMPUTER_IMAGE, dockerUnavailable } from "@rakazo/sandbox/testing";
+import { chromium } from "playwright-core";
+import { APP_DIST } from "../src/static.ts";
+import { startAppSystem } from "../src/testing/app-system.ts";
+import { buildWebAppIfStale } from "../src/testing/build-app.ts";
+import { CHROMIUM } from "../src/testing/screen-system.ts";
+
+type Report = (row: {
+  name: string;
+  value: number;
+  unit: string;
+  baseline?: number;
+  ratio?: number;
+  target?: string;
+}) => void;
+
+const ROUNDS = 5;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+
+export async function benchWebApp(report: Report): Promise<void> {
+  await buildWebAppIfStale();
+  const dir = path.join(APP_DIST, "app");
+  let gzipped = 0;
+  for (const name of await readdir(dir)) {
+    if (name.endsWith(".js")) gzipped += gzipSync(await readFile(path.join(dir, name)), { level: 9 }).length;
+  }
+  report({
+    name: "web app JS shipped (gzip, noVNC excluded)",
+    value: gzipped / 1024,
+    unit: "KiB",
+    target: "≤ 300 KB",
+  });
+
+  const unavailable = await dockerUnavailable();
+  if (unavailable) {
+    process.stdout.write(`(time to first screen pixel left out: ${unavailable})\n`);
+    return;
+  }
+  const system = await startAppSystem({
+    provider: (dataDir) => createProvider({ kind: "docker", image: COMPUTER_IMAGE, dataDir }),
+  });
+  const browser = await chromium.launch(CHROMIUM);
+  let computerId = "";
+  let token = "";
+  try {
+    const setup = await fetch(`${system.web.url}/auth/bootstrap`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-rakazo-app": "1" },
+      body: "{}",
+    });
+    token = ((await setup.json()) as { result: { token: string } }).result.token;
+    const cookie = setup.headers.getSetCookie()[0]?.split(";")[0] ?? "";
+    const client = system.client(token);
+    const [space] = await client.call("space/list", {});
+    const spaceId = space?.id ?? "";
+    computerId = (await client.call("computer/list", { spaceId }))[0]?.id ?? "";
+    const botId = (await client.call("bot/list", { spaceId }))[0]?.id ?? "";
+    await client.call("computer/start", { computerId });
+    for (let i = 0; i < 300; i++) {
+      if ((await client.call("computer/get", { computerId })).state === "running") break;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const [cookieName = "", cookieValue = ""] = cookie.split("=");
+    await context.addCookies([
+      { name: cookieName, value: cookieValue, url: system.web.url, httpOnly: true, sameSite: "Strict" },
+    ]);
+    const page = await context.newPage();
+    // Warm-up: the first screen starts the bot's desktop.
+    await page.goto(`${system.web.url}/#/computers/${computerId}`);
+    await page.waitForSelector('[data-screen-status="connected"]', { timeout: 90_000 });
+
+    const app: number[] = [];
+    const bare: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      await page.goto("about:blank");
+      let started = performance.now();
+      await page.goto(`${system.web.url}/#/computers/${computerId}`);
+      await page.waitForSelector('[data-screen-status="connected"]', { timeout: 60_000 });
+      app.push(performance.now() - started);
+
+      const { url } = await client.call("computer/screenUrl", { computerId, botId, policy: "view" });
+      await page.goto("about:blank");
+      started = performance.now();
+      await page.goto(url);
+      await page.waitForSelector("html.screen-connected", { timeout: 60_000 });
+      bare.push(performance.now() - started);
+    }
+    const value = median(app);
+    const baseline = median(bare);
+    report({
+      name: "computer view: navigation → connected (median)",
+      value,
+      unit: "ms",
+      baseline,
+      ratio: value / baseline,
+      target: "beside the bare noVNC page",
+    });
+    await context.close();
+  } finally {
+    await browser.close();
+    if (computerId && token) {
+      const client = system.client(token);
+      await client.call("computer/delete", { computerId }).catch(() => undefined);
+      for (let i = 0; i < 90; i++) {
+        const c = await client.call("computer/get", { computerId }).catch(() => undefined);
+        if (!c || c.state === "deleted") break;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+    await system.close();
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * The web app's sessions (issue 20): the web service holds the API token, the browser holds only
+ * a random session cookie (HttpOnly, SameSite=Strict, Secure over TLS). Signing in trades the
+ * person's API token for a fresh "web session" token (`token/create`), which is the only one the
+ * service keeps; signing out revokes that one (`token/revoke`). The browser's RPCs go through
+ * `/api/rpc/<name>` and the live activity through `/api/activity/stream`, with the session's
+ * token added here. Sessions live in this process's memory: a restart signs everyone out.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import type { Logger } from "@rakazo/log";
+import type { Context, Hono } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+
+export const SESSION_COOKIE = "rakazo_session";
+/** The header every state-changing request from the app carries (a cross-site form cannot). */
+export const APP_HEADER = "x-rakazo-app";
+const SESSION_TTL_MS = 12 * 3_600_000;
+const TOKEN_SHAPE = /^rkz_[A-Za-z0-9]{43}$/;
+/** RPCs the browser may not call through the session: setup has its own route, sign-out too. */
+const NOT_PROXIED = new Set(["setup/bootstrap", "token/revoke"]);
+const RPC_NAME = /^[a-z]+(\/[a-zA-Z]+){1,2}$/;
+
+interface Session {
+  readonly token: string;
+  readonly tokenId: string;
+  readonly expiresAt: number;
+}
+
+export interface SessionOptions {
+  /** The API's base URL as the web service reaches it. */
+  readonly apiUrl: string;
+  readonly log: Logger;
+  readonly ttlMs?: number;
+}
+
+type ApiAnswer = { status: number; body: unknown };
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const hashOf = (value: string) => createHash("sha256").update(value).digest("hex");
+
+function refusal(code: string, message: string) {
+  return { error: { code, message } };
+}
+
+/** Mounts `/auth/*` and `/api/*` on the web app. */
+export function mountSessions(app: Hono, options: SessionOptions): void {
+  const api = options.apiUrl.replace(/\/+$/, "");
+  const ttlMs = options.ttlMs ?? SESSION_TTL_MS;
+  const sessions = new Map<string, Session>();
+
+  async function callApi(name: string, body: string, token: string | undefined): Promise<ApiAnswer> {
+    const response = await fetch(`${api}/rpc/${name}`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
+      body,
+      signal: AbortSignal.timeout(120_000),
+    });
+    return { status: response.status, body: await response.json().catch(() => null) };
+  }
+
+  function sessionOf(c: Context): Session | undefined {
+    const value = getCookie(c, SESSION_COOKIE);
+    if (!value) return undefined;
+    const key = hashOf(value);
+    const session = sessions.get(key);
+    if (!session) return undefined;
+    if (session.expiresAt <= Date.now()) {
+      sessions.delete(key);
+      return undefined;
+    }
+    return session;
+  }
+
+  /** Starts a session on a fresh "web session" token minted with `token`. */
+  async function startSession(c: Context, token: string): Promise<ApiAnswer> {
+    const minted = await callApi("token/create", JSON.stringify({ name: "web session" }), token);
+    const result = isRecord(minted.body) ? minted.body.result : undefined;
+    if (minted.status !== 200 || !isRecord(result)) return minted;
+    const value = randomBytes(32).toString("base64url");
+    sessions.set(hashOf(value), {
+      token: String(result.token),
+      tokenId: String(result.id),
+      expiresAt: Date.now() + ttlMs,
+    });
+    setCookie(c, SESSION_COOKIE, value, {
+      httpOnly: true,
+      sameSite: "Strict",
+      secure: new URL(c.req.url).protocol === "https:",
+      path: "/",
+      maxAge: Math.floor(ttlMs / 1000),
+    });
+    options.log.info("web.session_started", {});
+    return { status: 200, body: { result: { signedIn: true } } };
+  }
+
+  // Cross-site requests cannot add a custom header without a CORS preflight this service never
+  // answers, and SameSite=Strict keeps the cookie off them anyway; a foreign Origin is refused.
+  app.use("/auth/*", guard);
+  app.use("/api/*", guard);
+  async function guard(c: Context, next: () => Promise<void>) {
+    const origin = c.req.header("origin");
+    if (origin && origin !== new URL(c.req.url).origin)
+      return c.json(refusal("FORBIDDEN", "cross-origin request"), 403);
+    if (c.req.method !== "GET" && c.req.header(APP_HEADER) !== "1")
+      return c.json(refusal("FORBIDDEN", `requests need the ${APP_HEADER} header`), 403);
+    await next();
+  }
+
+  app.get("/auth/session", (c) => c.json({ result: { signedIn: sessionOf(c) !== undefined } }));
+
+  app.post("/auth/signin", async (c) => {
+    const body: unknown = await c.req.json().catch(() => null);
+    const token = isRecord(body) ? body.token : undefined;
+    if (typeof token !== "string" || !TOKEN_SHAPE.test(token.trim()))
+      return c.json(refusal("UNAUTHENTICATED", "that is not an API token (rkz_…)"), 401);
+    const answer = await startSession(c, token.trim());
+    return c.json(answer.body as object, answer.status as 200);
+  });
+
+  app.post("/auth/bootstrap", async (c) => {
+    const body: unknown = await c.req.json().catch(() => null);
+    if (!isRecord(body)) return c.json(refusal("INVALID_INPUT", "expected a JSON object"), 400);
+    const { bootstrapToken, ...input } = body;
+    const setup = await callApi(
+      "setup/bootstrap",
+      JSON.stringify(input),
+      typeof bootstrapToken === "string" && bootstrapToken !== "" ? bootstrapToken : undefined,
+    );
+    const result = isRecord(setup.body) ? setup.body.result : undefined;
+    if (setup.status !== 200 || !isRecord(result) || typeof result.token !== "string")
+      return c.json(setup.body as object, setup.status as 400);
+    const started = await startSession(c, result.token);
+    if (started.status !== 200) return c.json(started.body as object, started.status as 400);
+    // The first user's own API token, shown once for scripts and the CLI; the browser keeps the
+    // session cookie only, never this token.
+    return c.json({ result: { signedIn: true, token: result.token } });
+  });
+
+  app.post("/auth/signout", async (c) => {
+    const session = sessionOf(c);
+    const value = getCookie(c, SESSION_COOKIE);
+    if (value) sessions.delete(hashOf(value));
+    deleteCookie(c, SESSION_COOKIE, { path: "/" });
+    if (!session) return c.json({ result: { signedIn: false, revoked: false } });
+    const revoked = await callApi("token/revoke", "{}", session.token).catch(() => undefined);
+    options.log.info("web.session_ended", { revoked: revoked?.status === 200 });
+    return c.json({ result: { signedIn: false, revoked: revoked?.status === 200 } });
+  });
+
+  app.post("/api/rpc/*", async (c) => {
+    const name = c.req.path.slice("/api/rpc/".length);
+    if (!RPC_NAME.test(name) || NOT_PROXIED.has(name))
+      return c.json(refusal("UNKNOWN_RPC", "not an RPC the app may call"), 404);
+    const session = sessionOf(c);
+    if (!session) return c.json(refusal("UNAUTHENTICATED", "sign in first"), 401);
+    let answer: ApiAnswer;
+    try {
+      answer = await callApi(name, await c.req.text(), session.token);
+    } catch {
+      return c.json(refusal("API_UNAVAILABLE", "the API did not answer"), 502);
+    }
+    return c.json(answer.body as object, answer.status as 200);
+  });
+
+  app.get("/api/activity/stream", async (c) => {
+    const session = sessionOf(c);
+    if (!session) return c.json(refusal("UNAUTHENTICATED", "sign in first"), 401);
+    const computerId = c.req.query("computerId") ?? "";
+    if (!/^cmp_[a-z0-9]{20}$/.test(computerId))
+      return c.json(refusal("INVALID_INPUT", "computerId is required"), 400);
+    const upstream = new AbortController();
+    c.req.raw.signal.addEventListener("abort", () => upstream.abort());
+    let response: Response;
+    try {
+      response = await fetch(`${api}/activity/stream?computerId=${computerId}`, {
+        headers: { authorization: `Bearer ${session.token}` },
+        signal: upstream.signal,
+      });
+    } catch {
+      return c.json(refusal("API_UNAVAILABLE", "the API did not answer"), 502);
+    }
+    if (!response.ok || !response.body) {
+      const body = await response.json().catch(() => refusal("API_UNAVAILABLE", "no stream"));
+      return c.json(body as object, (response.ok ? 502 : response.status) as 400);
+    }
+    return new Response(response.body, {
+      status: 200,
+      headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+    });
+  });
+}

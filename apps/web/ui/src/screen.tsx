@@ -1,0 +1,118 @@
+import { useEffect, useRef, useState } from "react";
+import { api, errorMessage, sameOriginPath } from "./api.ts";
+import { type MessageKey, useT } from "./i18n.ts";
+
+export type ScreenStatus = "loading" | "connecting" | "connected" | "failed" | "disconnected" | "refused";
+const REPORTED = /^(loading|connecting|connected|failed|disconnected)$/;
+const LOADING_LIMIT_MS = 15_000;
+
+/**
+ * One bot's screen (SCR-8): mints a screen URL, fetches the proxied page once and shows the fixed,
+ * localized reason when it is refused; otherwise frames it with `sandbox="allow-scripts"` only, so
+ * the screen page runs in an opaque origin and cannot reach this page (its own response also
+ * carries `CSP: sandbox allow-scripts`). Statuses come from the proxy's reporter by postMessage,
+ * accepted only from this frame's window. `failed`, or nothing past `loading` within 15 s, shows
+ * the error and Retry.
+ */
+export function Screen(props: {
+  computerId: string;
+  botId: string;
+  policy: "view" | "control";
+  label: string;
+  onStatus?(status: ScreenStatus): void;
+}) {
+  const t = useT();
+  const [status, setStatus] = useState<ScreenStatus>("loading");
+  const [src, setSrc] = useState<string>();
+  const [attempt, setAttempt] = useState(0);
+  const frame = useRef<HTMLIFrameElement>(null);
+  const onStatus = useRef(props.onStatus);
+  onStatus.current = props.onStatus;
+
+  useEffect(() => {
+    onStatus.current?.(status);
+  }, [status]);
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: attempt re-runs it (Retry)
+  useEffect(() => {
+    let alive = true;
+    setStatus("loading");
+    setSrc(undefined);
+    (async () => {
+      const minted = await api.call("computer/screenUrl", {
+        computerId: props.computerId,
+        botId: props.botId,
+        policy: props.policy,
+      });
+      const path = sameOriginPath(minted.url);
+      // The prefetch: a refusal (forged, expired, revoked, gone) becomes the fixed text, never a
+      // broken frame. The capability is in the path, so the request carries no cookie.
+      const response = await fetch(path, { credentials: "omit", cache: "no-store" });
+      if (!alive) return;
+      if (!response.ok) {
+        setStatus("refused");
+        return;
+      }
+      setSrc(path);
+    })().catch((error: unknown) => {
+      if (!alive) return;
+      console.error(errorMessage(error));
+      setStatus("refused");
+    });
+    return () => {
+      alive = false;
+    };
+  }, [props.computerId, props.botId, props.policy, attempt]);
+
+  useEffect(() => {
+    if (!src) return;
+    const listener = (event: MessageEvent) => {
+      if (!frame.current || event.source !== frame.current.contentWindow) return;
+      const data = event.data as { type?: unknown; status?: unknown } | null;
+      if (data?.type !== "rakazo:screen" || typeof data.status !== "string" || !REPORTED.test(data.status))
+        return;
+      setStatus(data.status as ScreenStatus);
+    };
+    window.addEventListener("message", listener);
+    return () => window.removeEventListener("message", listener);
+  }, [src]);
+
+  useEffect(() => {
+    if (status !== "loading" || !src) return;
+    const timer = setTimeout(() => setStatus((s) => (s === "loading" ? "failed" : s)), LOADING_LIMIT_MS);
+    return () => clearTimeout(timer);
+  }, [status, src]);
+
+  const broken = status === "failed" || status === "refused";
+  return (
+    <div
+      className={`screen screen-${status}`}
+      data-screen-status={status}
+      aria-busy={status === "loading" || status === "connecting"}
+    >
+      {src && !broken && (
+        <iframe
+          ref={frame}
+          title={props.label}
+          src={src}
+          sandbox="allow-scripts"
+          referrerPolicy="no-referrer"
+          allow="clipboard-read 'none'; clipboard-write 'none'"
+        />
+      )}
+      {(status === "loading" || status === "connecting") && (
+        <p className="screen-note" role="status">
+          {t(`screen.${status}` as MessageKey)}
+        </p>
+      )}
+      {(broken || status === "disconnected") && (
+        <div className="screen-error" role="alert">
+          <p data-testid="screen-error">{t(`screen.${status}` as MessageKey)}</p>
+          <button type="button" onClick={() => setAttempt((n) => n + 1)}>
+            {t("screen.retry")}
+          </button>
+        </div>
+      )}
+    </div>
+  );
+}
