@@ -1,8 +1,31 @@
 /**
  * `pnpm bench`: every benchmark of the project, each figure beside a baseline measured in the
- * same run (never a timed assertion in a test). Suites whose prerequisites are missing (no
- * Docker engine, no image) say so and are left out; `--only <name>` runs one suite.
+ * same run (never a timed assertion in a test), written as ONE report — JSON and Markdown in
+ * `bench-results/` (or `--out <dir>`), whose paths are printed. Suites whose prerequisites are
+ * missing (no Docker engine, no image) say so in the report and are left out; `--only <name>`
+ * runs one suite. The figures the replica test, the soak and the fault drills record
+ * (`bench-results/figures/*.json`, see tests/support/figures.ts) join the report as "recorded"
+ * suites. `pnpm bench --compare <before.json> <after.json>` compares two reports and exits 1
+ * when a figure regressed (docs/decisions.md, issue 22).
  */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import {
+  type BenchReportDocument,
+  compareReports,
+  FIGURES_DIR,
+  REPORT_VERSION,
+  RESULTS_DIR,
+  type RecordedFigures,
+  type ReportRow,
+  type ReportSuite,
+  renderComparison,
+  renderMarkdown,
+  toReportRow,
+} from "./bench-report.ts";
+
 export interface BenchRow {
   readonly name: string;
   readonly value: number;
@@ -12,6 +35,8 @@ export interface BenchRow {
   /** value ÷ baseline (or the reverse for throughputs, as the suite states). */
   readonly ratio?: number;
   readonly target?: string;
+  /** Which way is better, when neither the target nor the unit says (bench-report.ts). */
+  readonly better?: "higher" | "lower";
 }
 
 export type BenchReport = (row: BenchRow) => void;
@@ -46,7 +71,13 @@ const SUITES: readonly Suite[] = [
     name: "host",
     load: async () => (await import("@rakazo/sandbox/bench")).benchHost,
   },
+  {
+    name: "api",
+    load: async () => (await import("@rakazo/api/bench")).benchApi,
+  },
 ];
+
+const ROOT = path.join(import.meta.dirname, "..");
 
 function format(row: BenchRow): string {
   const num = (n: number) => (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(2));
@@ -57,17 +88,111 @@ function format(row: BenchRow): string {
   return parts.join("  ");
 }
 
-const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
-let failed = false;
-for (const suite of SUITES) {
-  if (only && suite.name !== only) continue;
-  console.log(`\n## ${suite.name}`);
+function argument(flag: string): string | undefined {
+  const at = process.argv.indexOf(flag);
+  return at === -1 ? undefined : process.argv[at + 1];
+}
+
+function readReport(file: string): BenchReportDocument {
+  const parsed = JSON.parse(readFileSync(file, "utf8")) as BenchReportDocument;
+  if (parsed.version !== REPORT_VERSION || !Array.isArray(parsed.rows))
+    throw new Error(`${file} is not a version ${REPORT_VERSION} bench report`);
+  return parsed;
+}
+
+/** The figures tests recorded, newest file per suite; a suite measured in this run wins. */
+function recordedFigures(skip: ReadonlySet<string>, only: string | undefined): RecordedFigures[] {
+  let files: string[];
   try {
-    const run = await suite.load();
-    await run((row) => console.log(format(row)));
-  } catch (error) {
-    failed = true;
-    console.log(`(suite failed: ${(error as Error).message})`);
+    files = readdirSync(FIGURES_DIR).filter((f) => f.endsWith(".json"));
+  } catch {
+    return [];
+  }
+  const out: RecordedFigures[] = [];
+  for (const file of files.sort()) {
+    try {
+      const figures = JSON.parse(readFileSync(path.join(FIGURES_DIR, file), "utf8")) as RecordedFigures;
+      if (skip.has(figures.suite) || (only && figures.suite !== only)) continue;
+      out.push(figures);
+    } catch (error) {
+      console.log(`(ignoring ${file}: ${(error as Error).message})`);
+    }
+  }
+  return out;
+}
+
+function commit(): string | undefined {
+  try {
+    return execFileSync("git", ["rev-parse", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
+  } catch {
+    return undefined;
   }
 }
-process.exitCode = failed ? 1 : 0;
+
+async function run(): Promise<number> {
+  const only = argument("--only");
+  const outDir = path.resolve(argument("--out") ?? RESULTS_DIR);
+  const startedAt = new Date().toISOString();
+  const suites: ReportSuite[] = [];
+  const rows: ReportRow[] = [];
+  let failed = false;
+  for (const suite of SUITES) {
+    if (only && suite.name !== only) continue;
+    console.log(`\n## ${suite.name}`);
+    try {
+      const measure = await suite.load();
+      await measure((row) => {
+        rows.push(toReportRow(suite.name, row));
+        console.log(format(row));
+      });
+      suites.push({ name: suite.name, source: "measured" });
+    } catch (error) {
+      failed = true;
+      console.log(`(suite failed: ${(error as Error).message})`);
+      suites.push({ name: suite.name, source: "measured", error: (error as Error).message });
+    }
+  }
+  for (const figures of recordedFigures(new Set(suites.map((s) => s.name)), only)) {
+    console.log(`\n## ${figures.suite} (recorded ${figures.recordedAt})`);
+    suites.push({ name: figures.suite, source: "recorded", recordedAt: figures.recordedAt });
+    for (const row of figures.rows) {
+      rows.push(toReportRow(figures.suite, row));
+      console.log(format(row));
+    }
+  }
+  const sha = commit();
+  const report: BenchReportDocument = {
+    version: REPORT_VERSION,
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    host: {
+      node: process.version,
+      cpus: os.availableParallelism(),
+      platform: `${os.platform()}-${os.arch()}`,
+    },
+    ...(sha ? { commit: sha } : {}),
+    suites,
+    rows,
+  };
+  mkdirSync(outDir, { recursive: true });
+  const stem = path.join(outDir, `bench-${startedAt.replaceAll(":", "-").replace(/\..*$/, "")}`);
+  writeFileSync(`${stem}.json`, `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(`${stem}.md`, renderMarkdown(report));
+  console.log(`\nreport: ${stem}.md\njson:   ${stem}.json`);
+  return failed ? 1 : 0;
+}
+
+function compare(): number {
+  const at = process.argv.indexOf("--compare");
+  const [beforeFile, afterFile] = [process.argv[at + 1], process.argv[at + 2]];
+  if (!beforeFile || !afterFile) {
+    console.error("usage: pnpm bench --compare <before.json> <after.json> [--tolerance 0.1]");
+    return 2;
+  }
+  const tolerance = Number(argument("--tolerance") ?? "0.1");
+  const result = compareReports(readReport(beforeFile), readReport(afterFile), tolerance);
+  console.log(renderComparison(result));
+  return result.some((r) => r.status === "regressed" || r.status === "now-missed") ? 1 : 0;
+}
+
+process.exitCode = process.argv.includes("--compare") ? compare() : await run();

@@ -39,10 +39,66 @@ export async function migrateDatabase(url: string): Promise<void> {
 
 export function connectDatabase(url: string, options: { max?: number } = {}): DatabaseHandle {
   const sql = postgres(url, { max: options.max ?? 10, onnotice: () => {} });
-  return { db: drizzle(sql, { schema }), close: () => sql.end() };
+  return { db: drizzle(preparedStatements(sql), { schema }), close: () => sql.end() };
+}
+
+/**
+ * Drizzle runs every query through `sql.unsafe(text, params, { prepare: false })`, and for an
+ * unprepared query with parameters postgres.js first describes the statement and waits for the
+ * answer before binding it: two round trips per query and no pipelining. That was the largest
+ * part of the API's per-request cost (issue 22: `pnpm bench --only api`). This hands drizzle the
+ * same client with its queries prepared — postgres.js keeps one named statement per query text
+ * and connection, re-prepares on "cached plan must not change result type", and connections
+ * are recycled by `max_lifetime` — inside transactions and savepoints too. Statement-less
+ * texts (no parameters) keep the simple protocol, as before.
+ */
+function preparedStatements<T extends object>(sql: T): T {
+  // The three entry points drizzle uses; typed loosely because a transaction's client is a
+  // different type from the pool's, and each is handed back wrapped the same way.
+  type Scoped = (scope: object) => unknown;
+  const client = sql as unknown as {
+    unsafe(text: string, params?: unknown[], options?: Record<string, unknown>): unknown;
+    begin(first: string | Scoped, then?: Scoped): unknown;
+    savepoint(scope: Scoped): unknown;
+  };
+  return new Proxy(sql, {
+    get(target, key, receiver) {
+      if (key === "unsafe") {
+        return (text: string, params: unknown[] = [], options: Record<string, unknown> = {}) =>
+          client.unsafe(text, params, { ...options, prepare: true });
+      }
+      if (key === "begin") {
+        return (first: string | Scoped, then?: Scoped) =>
+          typeof first === "function"
+            ? client.begin((tx) => first(preparedStatements(tx)))
+            : client.begin(first, (tx) => (then as Scoped)(preparedStatements(tx)));
+      }
+      if (key === "savepoint" && "savepoint" in target) {
+        return (scope: Scoped) => client.savepoint((sp) => scope(preparedStatements(sp)));
+      }
+      return Reflect.get(target, key, receiver);
+    },
+  });
 }
 
 /** A round trip to the server, for health checks. */
 export async function pingDatabase(db: Database): Promise<void> {
   await db.execute(rawSql`select 1`);
+}
+
+/**
+ * A query built once per database handle instead of on every call (drizzle's `.prepare()`):
+ * for the few statements every request runs (the token lookup, the computer access check),
+ * building the SQL text each time was a tenth of the API's CPU (issue 22).
+ */
+export function builtOnce<Q>(build: (db: Database) => Q): (db: Database) => Q {
+  const built = new WeakMap<Database, Q>();
+  return (db) => {
+    let query = built.get(db);
+    if (query === undefined) {
+      query = build(db);
+      built.set(db, query);
+    }
+    return query;
+  };
 }

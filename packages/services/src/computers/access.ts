@@ -1,5 +1,5 @@
-import { computers, spaceMembers } from "@rakazo/db";
-import { and, eq } from "drizzle-orm";
+import { builtOnce, computers, spaceMembers } from "@rakazo/db";
+import { and, eq, sql } from "drizzle-orm";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 
@@ -23,20 +23,26 @@ export async function requireComputer(
  * Like `requireComputer`, but a deleted computer of the caller's own space is returned (for
  * idempotent deletes). Foreign and never-existing ids are still NOT_FOUND.
  */
+// Nearly every computer verb runs this first: built once per database handle.
+const computerOfMember = builtOnce((db) =>
+  db
+    .select({ computer: computers })
+    .from(computers)
+    .innerJoin(
+      spaceMembers,
+      and(eq(spaceMembers.spaceId, computers.spaceId), eq(spaceMembers.userId, sql.placeholder("userId"))),
+    )
+    .where(eq(computers.id, sql.placeholder("computerId")))
+    .limit(1)
+    .prepare("computer_of_member"),
+);
+
 export async function requireComputerEvenDeleted(
   ctx: Pick<ServiceContext, "db">,
   caller: Caller,
   computerId: string,
 ): Promise<ComputerRow> {
-  const [row] = await ctx.db
-    .select({ computer: computers })
-    .from(computers)
-    .innerJoin(
-      spaceMembers,
-      and(eq(spaceMembers.spaceId, computers.spaceId), eq(spaceMembers.userId, caller.userId)),
-    )
-    .where(eq(computers.id, computerId))
-    .limit(1);
+  const [row] = await computerOfMember(ctx.db).execute({ userId: caller.userId, computerId });
   if (!row) throw new AppError("NOT_FOUND", "computer not found");
   return row.computer;
 }

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { apiTokens, newId } from "@rakazo/db";
-import { and, eq, isNull } from "drizzle-orm";
+import { apiTokens, builtOnce, newId } from "@rakazo/db";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 
@@ -40,6 +40,16 @@ export async function issueToken(
  * Resolves a bearer secret to its user. The lookup is by hash (an index hit that reveals
  * nothing about the secret); the stored hash is then compared in constant time.
  */
+// Every authenticated request runs this: built once per database handle.
+const tokenByHash = builtOnce((db) =>
+  db
+    .select({ id: apiTokens.id, userId: apiTokens.userId, secretHash: apiTokens.secretHash })
+    .from(apiTokens)
+    .where(and(eq(apiTokens.secretHash, sql.placeholder("hash")), isNull(apiTokens.revokedAt)))
+    .limit(1)
+    .prepare("token_by_hash"),
+);
+
 export async function authenticateToken(
   ctx: Pick<ServiceContext, "db">,
   secret: string | undefined,
@@ -47,11 +57,7 @@ export async function authenticateToken(
   if (!secret || !TOKEN_SHAPE.test(secret))
     throw new AppError("UNAUTHENTICATED", "a valid bearer token is required");
   const hash = hashTokenSecret(secret);
-  const [row] = await ctx.db
-    .select({ id: apiTokens.id, userId: apiTokens.userId, secretHash: apiTokens.secretHash })
-    .from(apiTokens)
-    .where(and(eq(apiTokens.secretHash, hash), isNull(apiTokens.revokedAt)))
-    .limit(1);
+  const [row] = await tokenByHash(ctx.db).execute({ hash });
   if (!row || !timingSafeEqual(Buffer.from(row.secretHash, "hex"), Buffer.from(hash, "hex"))) {
     throw new AppError("UNAUTHENTICATED", "a valid bearer token is required");
   }

@@ -1,0 +1,230 @@
+/**
+ * `pnpm bench --only api`: the API's own cost (issue 22). `computer/get` on the real API process
+ * (apps/api/src/main.ts, fake provider, production settings: info logging to stdout, output
+ * checked in `log` mode) under 16 concurrent keep-alive connections, against a bare Hono app
+ * doing the same token lookup and SELECT with the same driver (bare-server.ts), in the same run
+ * on the same database. Servers run in their own processes; this process is the load generator.
+ * Rounds alternate between the two so drifting machine load hits both; the best round of each
+ * counts. Ratio = API ÷ bare (target ≥ 0.5×).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { connectDatabase, migrateDatabase } from "@rakazo/db";
+import { createUserWithSpace } from "@rakazo/services";
+import postgres from "postgres";
+
+interface BenchRow {
+  readonly name: string;
+  readonly value: number;
+  readonly unit: string;
+  readonly baseline?: number;
+  readonly ratio?: number;
+  readonly target?: string;
+}
+
+const CONCURRENCY = 16;
+const ROUND_MS = Number(process.env.BENCH_API_ROUND_MS ?? 4_000);
+const ROUNDS = Number(process.env.BENCH_API_ROUNDS ?? 3);
+const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function start(args: string[], env: NodeJS.ProcessEnv, ready: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  let seen = "";
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (seen.includes(ready)) {
+        // Keep draining stdout (the API logs every request there) without holding on to it.
+        child.stdout?.off("data", onData);
+        child.stdout?.resume();
+        resolve(child);
+      }
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", (d: Buffer) => {
+      seen += d.toString();
+    });
+    child.once("exit", (code) => reject(new Error(`${args.join(" ")} exited ${code}: ${seen.slice(-2000)}`)));
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((done) => child.once("exit", done));
+  // SIGTERM first: the API shuts down cleanly (and writes its --cpu-prof profile).
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** CPU time (user + system) a process has used so far, in ms, from /proc. */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // utime and stime are fields 14 and 15 of stat(5); fields[0] here is field 3.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = 100;
+
+interface Round {
+  readonly perSecond: number;
+  /** Server CPU per request, µs. */
+  readonly cpuUs: number;
+}
+
+async function measure(
+  server: ChildProcess,
+  port: number,
+  token: string,
+  computerId: string,
+): Promise<Round> {
+  const pid = server.pid as number;
+  const before = cpuMs(pid);
+  const { perSecond, requests } = await load(port, token, computerId, ROUND_MS);
+  return { perSecond, cpuUs: ((cpuMs(pid) - before) * 1000) / requests };
+}
+
+/** Requests per second over `ms` with CONCURRENCY connections each sending one request at a time. */
+async function load(
+  port: number,
+  token: string,
+  computerId: string,
+  ms: number,
+): Promise<{ perSecond: number; requests: number }> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const body = JSON.stringify({ computerId });
+  const headers = {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    authorization: `Bearer ${token}`,
+  };
+  const once = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = http.request(
+        { host: "127.0.0.1", port, path: "/rpc/computer/get", method: "POST", headers, agent },
+        (res) => {
+          res.resume();
+          res.once("end", () =>
+            res.statusCode === 200 ? resolve() : reject(new Error(`computer/get answered ${res.statusCode}`)),
+          );
+        },
+      );
+      req.once("error", reject);
+      req.end(body);
+    });
+  // Warm-up (connections open, JIT settles) is not counted.
+  for (let i = 0; i < CONCURRENCY * 10; i++) await once();
+  let requests = 0;
+  const started = Date.now();
+  const deadline = started + ms;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (Date.now() < deadline) {
+        await once();
+        requests++;
+      }
+    }),
+  );
+  const elapsed = (Date.now() - started) / 1000;
+  agent.destroy();
+  return { perSecond: requests / elapsed, requests };
+}
+
+export async function benchApi(report: (row: BenchRow) => void): Promise<void> {
+  const name = `rakazo_bench_api_${randomBytes(4).toString("hex")}`;
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "rakazo-bench-api-"));
+  const children: ChildProcess[] = [];
+  try {
+    await admin.unsafe(`create database ${name}`);
+    const url = new URL(ADMIN_URL);
+    url.pathname = `/${name}`;
+    const databaseUrl = url.toString();
+    await migrateDatabase(databaseUrl);
+    const handle = connectDatabase(databaseUrl, { max: 1 });
+    const tenant = await createUserWithSpace(handle.db, {
+      userName: "bench",
+      spaceName: "bench",
+      botName: "bench-bot",
+      providerKind: "fake",
+    });
+    await handle.close();
+
+    const apiPort = await freePort();
+    // BENCH_API_CPU_PROF=<dir>: the API writes a V8 CPU profile there (open it in DevTools).
+    const profile = process.env.BENCH_API_CPU_PROF
+      ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(process.env.BENCH_API_CPU_PROF)}`]
+      : [];
+    const api = await start(
+      [...profile, path.join(import.meta.dirname, "../src/main.ts")],
+      {
+        PATH: process.env.PATH,
+        DATABASE_URL: databaseUrl,
+        DATA_DIR: dataDir,
+        RAKAZO_PROVIDER: "fake",
+        RAKAZO_MASTER_KEY: randomBytes(32).toString("base64"),
+        API_HOST: "127.0.0.1",
+        API_PORT: String(apiPort),
+        LOG_LEVEL: "info",
+      },
+      '"msg":"api.listening"',
+    );
+    children.push(api);
+    const barePort = await freePort();
+    const bare = await start(
+      [path.join(import.meta.dirname, "bare-server.ts"), databaseUrl, String(barePort)],
+      { PATH: process.env.PATH },
+      "listening",
+    );
+    children.push(bare);
+
+    const apiRounds: Round[] = [];
+    const bareRounds: Round[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      apiRounds.push(await measure(api, apiPort, tenant.token, tenant.computerId));
+      bareRounds.push(await measure(bare, barePort, tenant.token, tenant.computerId));
+    }
+    const best = (rounds: Round[]) => Math.max(...rounds.map((r) => r.perSecond));
+    const leastCpu = (rounds: Round[]) => Math.min(...rounds.map((r) => r.cpuUs));
+    report({
+      name: `computer/get, ${CONCURRENCY} connections (vs bare Hono + same SELECTs)`,
+      value: best(apiRounds),
+      unit: "req/s",
+      baseline: best(bareRounds),
+      ratio: best(apiRounds) / best(bareRounds),
+      target: "≥ 0.5×",
+    });
+    // Server CPU per request is what the throughput ratio comes down to on a loaded machine,
+    // and it does not depend on how busy the rest of the machine is. Ratio = bare ÷ API.
+    report({
+      name: "computer/get server CPU per request (vs bare Hono)",
+      value: leastCpu(apiRounds),
+      unit: "µs",
+      baseline: leastCpu(bareRounds),
+      ratio: leastCpu(bareRounds) / leastCpu(apiRounds),
+      target: "≥ 0.5×",
+    });
+  } finally {
+    for (const child of children) await stop(child);
+    rmSync(dataDir, { recursive: true, force: true });
+    await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
+    await admin.end();
+  }
+}
