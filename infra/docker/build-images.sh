@@ -13,9 +13,9 @@
 #   infra/docker/build-images.sh               builds (or reuses) all three; prints NAME=tag lines
 #   infra/docker/build-images.sh --print-tags  prints the NAME=tag lines, builds nothing
 #
-# Needs root, docker (scripts/docker-engine.sh), mmdebstrap (installed when missing), Node 24 and
-# pnpm 11 (scripts/toolchain.sh) with the repository's dependencies installed (`pnpm install`:
-# the server image's node_modules are installed offline from that same pnpm store).
+# Needs root and docker (scripts/docker-engine.sh); brings the rest: mmdebstrap (apt, when
+# missing), Node 24 and pnpm 11 (scripts/toolchain.sh), the repository's dependencies (`pnpm
+# install` when node_modules is missing); the server image's node_modules come from that store.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -25,6 +25,12 @@ source "$repo/scripts/toolchain.sh" >&2
 
 print_only=0
 [ "${1:-}" = "--print-tags" ] && print_only=1
+
+# The supervisor bundle (computer image) needs the repository's dependencies: a fresh clone
+# installs them from the npm registry first.
+if [ ! -d "$repo/node_modules" ]; then
+  (cd "$repo" && pnpm install --frozen-lockfile) >&2
+fi
 
 work="$(mktemp -d /tmp/rakazo-images.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
@@ -132,9 +138,10 @@ if have_image "$server_tag"; then
   echo "build-images: $server_tag already exists; skipping" >&2
 else
   start=$SECONDS
-  # Production dependencies only, from the lockfile, out of the local pnpm store (no network).
+  # Production dependencies only, from the lockfile, out of the local pnpm store (the npm
+  # registry only for what the store lacks).
   store="$(cd "$repo" && pnpm store path)"
-  (cd "$server_src/app" && CI=true pnpm install --prod --frozen-lockfile --offline \
+  (cd "$server_src/app" && CI=true pnpm install --prod --frozen-lockfile --prefer-offline \
     --store-dir="$store" --config.package-import-method=copy --reporter=silent) >&2
   DOCKER_BUILDKIT=0 docker build --quiet --build-arg "BASE=$base_tag" --label "rakazo.image=server" \
     -t "$server_tag" "$server_src" >/dev/null

@@ -7,8 +7,11 @@
  * on its websocket, read to a full framebuffer update. Then `down -v` and nothing is left.
  *
  * Isolation: a unique project name; the compose network is made `internal` by an override file
- * (no route out), its ports published on 127.0.0.1 at ephemeral ports; computers get no network
- * (COMPUTER_NETWORK=none). The optional S3 store (profile `s3`) runs too, holding the homes.
+ * (no route out), computers get no network (COMPUTER_NETWORK=none). Docker publishes no port
+ * of a container on an internal network, so the override adds `edge`: socat (from the computer
+ * image) bridging Unix sockets in a bind-mounted folder to api:8787 and web:8788, and this test
+ * listens on 127.0.0.1 port 0 in front of those sockets. The optional S3 store (profile `s3`)
+ * runs too, holding the homes.
  *
  * Needs the Docker engine, the computer image and a compose implementation (`docker-compose`
  * v1 from Debian, scripts/test-tools.sh installs it; or `docker compose` v2 with
@@ -17,6 +20,7 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer, connect as connectSocket, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -32,6 +36,7 @@ const gate = await requireDocker(SUITE, [COMPOSE[0] as string, "mmdebstrap"]);
 interface Stack {
   project: string;
   dataDir: string;
+  edgeDir: string;
   overrideFile: string;
   env: NodeJS.ProcessEnv;
   api: string;
@@ -68,7 +73,10 @@ async function docker(args: string[]): Promise<string> {
 async function computersUnder(dataDir: string): Promise<string[]> {
   const ids = (await docker(["ps", "-aq", "--filter", "label=rakazo.computer"])).split("\n").filter(Boolean);
   if (ids.length === 0) return [];
-  const inspected = JSON.parse(await docker(["inspect", ...ids])) as { Id: string; Mounts: { Source: string }[] }[];
+  const inspected = JSON.parse(await docker(["inspect", ...ids])) as {
+    Id: string;
+    Mounts: { Source: string }[];
+  }[];
   return inspected.filter((c) => c.Mounts.some((m) => m.Source.startsWith(`${dataDir}/`))).map((c) => c.Id);
 }
 
@@ -98,12 +106,17 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
   }
 }
 
-/** `127.0.0.1:<port>` that compose published for a service's container port. */
-async function published(stack: Stack, service: string, port: number): Promise<string> {
-  const { stdout } = await compose(stack, ["port", service, String(port)]);
-  const address = stdout.trim().split("\n").at(-1) ?? "";
-  if (!/^127\.0\.0\.1:\d+$/.test(address)) throw new Error(`${service}:${port} published as "${address}"`);
-  return `http://${address}`;
+/** A loopback listener (port 0) that forwards each connection to a Unix socket. */
+async function loopbackTo(socketPath: string, servers: Server[]): Promise<string> {
+  const server = createServer((client) => {
+    const upstream = connectSocket(socketPath);
+    client.on("error", () => upstream.destroy());
+    upstream.on("error", () => client.destroy());
+    client.pipe(upstream).pipe(client);
+  });
+  servers.push(server);
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 }
 
 /**
@@ -111,7 +124,9 @@ async function published(stack: Stack, service: string, port: number): Promise<s
  * non-incremental FramebufferUpdateRequest for the whole screen, read until every pixel of the
  * Raw-encoded update has arrived. Returns the size and the pixels.
  */
-function readFramebuffer(url: string): Promise<{ width: number; height: number; name: string; pixels: Buffer }> {
+function readFramebuffer(
+  url: string,
+): Promise<{ width: number; height: number; name: string; pixels: Buffer }> {
   return new Promise((resolve, reject) => {
     // Node's own WebSocket client (undici), as a browser's noVNC would connect.
     const ws = new WebSocket(url);
@@ -206,12 +221,14 @@ describe.skipIf(gate.skip)(gate.title, () => {
   const stack: Stack = {
     project: `rkzcompose${randomBytes(4).toString("hex")}`,
     dataDir: "",
+    edgeDir: "",
     overrideFile: "",
     env: {},
     api: "",
     web: "",
   };
   const images: Record<string, string> = {};
+  const listeners: Server[] = [];
   let token = "";
 
   beforeAll(async () => {
@@ -228,18 +245,26 @@ describe.skipIf(gate.skip)(gate.title, () => {
     // DATA_DIR has the same absolute path on the host and in API/worker (the engine resolves
     // the bind mounts of computers on the host).
     stack.dataDir = await mkdtemp(join(tmpdir(), "rkz-compose-"));
-    stack.overrideFile = join(stack.dataDir, "test-override.yml");
+    stack.edgeDir = await mkdtemp(join(tmpdir(), "rkz-compose-edge-"));
+    stack.overrideFile = join(stack.edgeDir, "test-override.yml");
+    const bridge = (name: string, target: string) =>
+      `socat UNIX-LISTEN:/edge/${name}.sock,fork,unlink-early,mode=600 TCP:${target}`;
     await writeFile(
       stack.overrideFile,
-      // No route out of the compose network, and every container labelled as this suite's.
-      [
-        "networks:",
-        "  default:",
-        "    internal: true",
-        "    labels:",
-        `      rakazo.test-suite: compose`,
-        "",
-      ].join("\n"),
+      // No route out of the compose network; the edge bridge stands in for published ports.
+      JSON.stringify({
+        networks: { default: { internal: true, labels: { "rakazo.test-suite": "compose" } } },
+        services: {
+          edge: {
+            image: images.RAKAZO_COMPUTER_IMAGE,
+            user: "0:0",
+            entrypoint: ["/bin/sh", "-c"],
+            command: [`${bridge("api", "api:8787")} & ${bridge("web", "web:8788")} & wait`],
+            volumes: [`${stack.edgeDir}:/edge`],
+            labels: { "rakazo.test-suite": "compose" },
+          },
+        },
+      }),
     );
     stack.env = {
       PATH: process.env.PATH,
@@ -254,8 +279,8 @@ describe.skipIf(gate.skip)(gate.title, () => {
       OBJECT_STORAGE_REGION: "us-east-1",
     };
     await compose(stack, ["up", "-d"]);
-    stack.api = await until("the API's port", () => published(stack, "api", 8787), 60_000);
-    stack.web = await until("the web's port", () => published(stack, "web", 8788), 60_000);
+    stack.api = await loopbackTo(join(stack.edgeDir, "api.sock"), listeners);
+    stack.web = await loopbackTo(join(stack.edgeDir, "web.sock"), listeners);
     await until(
       "the API and web to be healthy",
       async () => {
@@ -275,7 +300,9 @@ describe.skipIf(gate.skip)(gate.title, () => {
     // Computers the API made on the host engine live outside the project: remove any left.
     const computers = await computersUnder(stack.dataDir).catch(() => []);
     if (computers.length > 0) await docker(["rm", "-f", ...computers]).catch(() => "");
+    for (const server of listeners) server.close();
     await rm(stack.dataDir, { recursive: true, force: true });
+    await rm(stack.edgeDir, { recursive: true, force: true });
   }, 300_000);
 
   it("runs every service from the offline images, the secrets only in volumes", async () => {
@@ -288,11 +315,13 @@ describe.skipIf(gate.skip)(gate.title, () => {
     const byService = Object.fromEntries(
       inspected.map((c) => [c.Config.Labels["com.docker.compose.service"], c]),
     );
-    expect(Object.keys(byService).sort()).toEqual(["api", "postgres", "s3", "secrets", "web", "worker"]);
+    expect(Object.keys(byService).sort()).toEqual(["api", "edge", "postgres", "s3", "secrets", "web", "worker"]);
     expect(byService.api?.Config.Image).toBe(images.RAKAZO_SERVER_IMAGE);
     expect(byService.postgres?.Config.Image).toBe(images.RAKAZO_POSTGRES_IMAGE);
 
-    token = (await compose(stack, ["exec", "-T", "api", "cat", "/run/rakazo-secrets/core/bootstrap-token"])).stdout.trim();
+    token = (
+      await compose(stack, ["exec", "-T", "api", "cat", "/run/rakazo-secrets/core/bootstrap-token"])
+    ).stdout.trim();
     expect(token).toMatch(/^[A-Za-z0-9_-]{32}$/);
     // Neither an image nor a container's configuration carries a secret.
     for (const image of [images.RAKAZO_SERVER_IMAGE, images.RAKAZO_POSTGRES_IMAGE]) {
@@ -302,7 +331,9 @@ describe.skipIf(gate.skip)(gate.title, () => {
     // The web service cannot read the core secrets, and it has no Docker socket.
     const webSees = await compose(stack, ["exec", "-T", "web", "ls", "/run/rakazo-secrets"]);
     expect(webSees.stdout.trim().split("\n")).toEqual(["web"]);
-    await expect(compose(stack, ["exec", "-T", "web", "test", "-e", "/var/run/docker.sock"])).rejects.toThrow();
+    await expect(
+      compose(stack, ["exec", "-T", "web", "test", "-e", "/var/run/docker.sock"]),
+    ).rejects.toThrow();
   });
 
   it("bootstraps only with the generated token, creates a computer, and shows its screen through the web service", async () => {
@@ -315,7 +346,12 @@ describe.skipIf(gate.skip)(gate.title, () => {
       { userName: "me", spaceName: "Ops", botName: "Ada" },
       token,
     );
-    const created = await rpc<{ id: string }>(stack, "computer/create", { spaceId: setup.spaceId }, setup.token);
+    const created = await rpc<{ id: string }>(
+      stack,
+      "computer/create",
+      { spaceId: setup.spaceId },
+      setup.token,
+    );
     const computer = await until(
       "the computer to run",
       async () => {
@@ -361,11 +397,14 @@ describe.skipIf(gate.skip)(gate.title, () => {
     expect(frame.height).toBeGreaterThanOrEqual(480);
     // A real desktop, not an empty buffer: more than one colour on screen.
     const colours = new Set<number>();
-    for (let i = 0; i < frame.pixels.length; i += 4 * 97) colours.add(frame.pixels.readUInt32LE(i) & 0xffffff);
+    for (let i = 0; i < frame.pixels.length; i += 4 * 97)
+      colours.add(frame.pixels.readUInt32LE(i) & 0xffffff);
     expect(colours.size).toBeGreaterThan(1);
 
     // A forged capability is refused by the same path.
-    const forged = new URL(url.href.replace(/\/screens\/[^/]+\//, "/screens/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/"));
+    const forged = new URL(
+      url.href.replace(/\/screens\/[^/]+\//, "/screens/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/"),
+    );
     expect((await fetch(forged)).status).not.toBe(200);
 
     // Deleting it removes its container from the host engine (the worker does it).
