@@ -20,7 +20,7 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, connect as connectSocket, type Server } from "node:net";
+import { connect as connectSocket, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -315,7 +315,15 @@ describe.skipIf(gate.skip)(gate.title, () => {
     const byService = Object.fromEntries(
       inspected.map((c) => [c.Config.Labels["com.docker.compose.service"], c]),
     );
-    expect(Object.keys(byService).sort()).toEqual(["api", "edge", "postgres", "s3", "secrets", "web", "worker"]);
+    expect(Object.keys(byService).sort()).toEqual([
+      "api",
+      "edge",
+      "postgres",
+      "s3",
+      "secrets",
+      "web",
+      "worker",
+    ]);
     expect(byService.api?.Config.Image).toBe(images.RAKAZO_SERVER_IMAGE);
     expect(byService.postgres?.Config.Image).toBe(images.RAKAZO_POSTGRES_IMAGE);
 
