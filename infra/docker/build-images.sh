@@ -35,13 +35,16 @@ fi
 work="$(mktemp -d /tmp/rakazo-images.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 
-# What the server image receives of the repository: the files git knows (tracked or new, not
-# ignored) minus docs and tests. node_modules are installed from the lockfile below.
+# What the server image receives of the repository: the workspace's manifests and the sources
+# of apps/, packages/ and infra/sandboxes/ that git knows (tracked or new, not ignored), without
+# tests. node_modules are installed from the lockfile below. Nothing else, so editing docs,
+# tests or tool configuration does not change the image.
 stage_sources() {
   local dest="$1"
   mkdir -p "$dest"
   (cd "$repo" && git ls-files -z --cached --others --exclude-standard) |
-    grep -zvE '^(docs|tests|scripts)/|\.test\.ts$|^README\.md$|^\.env\.example$' |
+    grep -zE '^(package\.json|pnpm-lock\.yaml|pnpm-workspace\.yaml|\.npmrc|(apps|packages|infra/sandboxes)/.*)$' |
+    grep -zvE '\.test\.ts$|/README\.md$' |
     (cd "$repo" && xargs -0 -r sh -c 'for f; do [ -f "$f" ] && printf "%s\0" "$f"; done' sh) |
     (cd "$repo" && tar --null -T - -cf -) | tar -xf - -C "$dest"
 }
