@@ -278,7 +278,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
       OBJECT_STORAGE_ENDPOINT: "http://s3:9000",
       OBJECT_STORAGE_REGION: "us-east-1",
     };
-    await compose(stack, ["up", "-d"]);
+    await compose(stack, ["up", "-d"], 1_200_000);
     stack.api = await loopbackTo(join(stack.edgeDir, "api.sock"), listeners);
     stack.web = await loopbackTo(join(stack.edgeDir, "web.sock"), listeners);
     await until(
