@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the host tools the test suites launch, when missing, on a Debian/Ubuntu machine:
 # Chromium at /usr/bin/chromium (playwright-core and the page-method tests launch it), and the
-# desktop stack the host supervisor runs (Xvfb, x11vnc, xdotool) with a font for text pages.
+# desktop stack the host supervisor runs (Xvfb, x11vnc, xdotool) with a font for text pages,
+# Debian's docker-compose (v1) and mmdebstrap for the compose suite (offline image builds).
 # Idempotent and fast when everything is present (no apt call at all). Docker is installed by
 # scripts/docker-engine.sh. Under CI=true a suite whose tool is still missing fails, naming it.
 set -euo pipefail
@@ -13,6 +14,8 @@ declare -A NEEDED=(
   [x11vnc]=x11vnc
   [xdotool]=xdotool
   [/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf]=fonts-dejavu-core
+  [docker-compose]=docker-compose
+  [mmdebstrap]=mmdebstrap
 )
 
 missing=()

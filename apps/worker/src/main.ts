@@ -1,4 +1,5 @@
 /** The worker process: durable pg-boss jobs (and, later, the reconciler). */
+import { writeFile } from "node:fs/promises";
 import { parseWorkerEnv } from "@rakazo/config";
 import { createLogger } from "@rakazo/log";
 import { createRuntime, runtimeConfigFromEnv } from "@rakazo/runtime";
@@ -21,6 +22,7 @@ const worker = await startWorker({
     workerSilenceMs: env.WORKER_SILENCE_SECONDS * 1_000,
   },
   heartbeatMs: env.WORKER_HEARTBEAT_SECONDS * 1_000,
+  ...(env.WORKER_HEALTH_FILE ? { onHeartbeat: touch(env.WORKER_HEALTH_FILE) } : {}),
   ...(env.AGENT_MODEL
     ? {
         agent: {
@@ -38,6 +40,11 @@ const worker = await startWorker({
     sweepIntervalMs: env.IDLE_SWEEP_SECONDS * 1_000,
   },
 });
+
+/** The healthcheck's file: its mtime is the last heartbeat Postgres accepted. */
+function touch(file: string): () => Promise<void> {
+  return () => writeFile(file, `${new Date().toISOString()}\n`);
+}
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {

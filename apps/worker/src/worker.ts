@@ -25,6 +25,8 @@ export interface WorkerOptions {
   readonly agent?: AgentHostOptions;
   /** How often this worker records its heartbeat (OPS-5); default 30 s. */
   readonly heartbeatMs?: number;
+  /** Called after each heartbeat is recorded (the compose healthcheck's file, issue 22). */
+  readonly onHeartbeat?: () => Promise<void>;
   /** How often the reconciler deletes stored workspaces no computer owns (PER-5). */
   readonly reconcileIntervalMs?: number;
   /** The operations reconciler (OPS-4): republishes missed enqueues, ends runs whose host is gone. */
@@ -77,6 +79,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const { log } = ctx;
   // The heartbeat row exists before any job is claimed, so a fresh worker is never "silent".
   await beatWorkerHeartbeat(ctx, workerId);
+  await options.onHeartbeat?.();
   const agent = options.agent;
   const handlers = {
     ...computerJobHandlers(ctx),
@@ -91,7 +94,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
   });
   const loops: (() => Promise<void>)[] = [
-    every(options.heartbeatMs ?? 30_000, () => beatWorkerHeartbeat(ctx, workerId), log, "worker.heartbeat"),
+    every(
+      options.heartbeatMs ?? 30_000,
+      async () => {
+        await beatWorkerHeartbeat(ctx, workerId);
+        await options.onHeartbeat?.();
+      },
+      log,
+      "worker.heartbeat",
+    ),
   ];
   const idle = options.idle;
   if (idle) loops.push(every(idle.sweepIntervalMs, () => sweepIdleComputers(ctx, idle), log, "idle.sweep"));

@@ -136,6 +136,8 @@ export const workerEnvSchema = z.object({
   // for WORKER_SILENCE_SECONDS (ten minutes) becomes interrupted.
   WORKER_HEARTBEAT_SECONDS: z.coerce.number().min(0.2).default(30),
   WORKER_SILENCE_SECONDS: z.coerce.number().min(1).default(600),
+  /** Touched after each recorded heartbeat: a container healthcheck reads its age (issue 22). */
+  WORKER_HEALTH_FILE: optionalString,
 });
 
 export const webEnvSchema = z.object({
