@@ -29,7 +29,8 @@ interface ChildEvents {
 
 export interface ChildrenOptions {
   readonly entry: (name: ChildName) => string;
-  readonly env: NodeJS.ProcessEnv;
+  /** Each child's environment (the web process gets no provider keys). */
+  readonly env: (name: ChildName) => NodeJS.ProcessEnv;
   readonly log: Logger;
   readonly console: Console;
   readonly events: ChildEvents;
@@ -57,7 +58,7 @@ export class Children {
     const entry = this.supervised.get(name) ?? { crashes: [], restarts: 0 };
     this.supervised.set(name, entry);
     const child = spawn(process.execPath, [this.options.entry(name)], {
-      env: this.options.env,
+      env: this.options.env(name),
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });

@@ -2,9 +2,12 @@
 // port names the port and its setting (no EADDRINUSE stack, nothing started); an explicit
 // Docker provider without its image says so at start, naming the build command; `.env.example`
 // taken as is starts; a changed EMBEDDED_POSTGRES_PORT is reported and used, not kept silently.
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { createServer, type Server } from "node:net";
+import { createServer as createHttpServer } from "node:http";
+import { type AddressInfo, createServer, type Server } from "node:net";
+import { join } from "node:path";
 import { parseEnv } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { readState } from "./state.ts";
@@ -64,6 +67,55 @@ describe("first run", () => {
     expect(launcher.stderr()).toContain("bash infra/sandboxes/image/build.sh");
     expect(launcher.stdout()).not.toContain("postgres.started");
   }, 60_000);
+
+  it("RAKAZO_PROVIDER=boat without BOAT_API_KEY is refused before anything starts, naming the key", async () => {
+    const dir = await dataDir();
+    const launcher = spawnLauncher(await launcherEnv(dir, { RAKAZO_PROVIDER: "boat", E2B_API_KEY: "other" }));
+    expect(await launcher.exited).toBe(1);
+    expect(launcher.stderr()).toContain(
+      "rakazo: invalid environment: BOAT_API_KEY: RAKAZO_PROVIDER=boat needs BOAT_API_KEY",
+    );
+    expect(launcher.stdout()).not.toContain("postgres.started");
+    expect(await postgresRunning(dir)).toBe(false);
+  }, 60_000);
+
+  it("RAKAZO_PROVIDER=boat: the bundle is staged in DATA_DIR, the key reaches API and worker but not web nor a log line", async () => {
+    const dir = await dataDir();
+    // A loopback stand-in for Boat (nothing leaves the machine): every call is 404.
+    const boat = createHttpServer((_req, res) => {
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { code: "not_found", message: "not found" } }));
+    });
+    await new Promise<void>((done) => boat.listen(0, "127.0.0.1", done));
+    const key = `boat_${randomBytes(16).toString("hex")}`;
+    try {
+      const env = await launcherEnv(dir, {
+        RAKAZO_PROVIDER: "boat",
+        BOAT_API_KEY: key,
+        BOAT_API_URL: `http://127.0.0.1:${(boat.address() as AddressInfo).port}/api/v1`,
+      });
+      const launcher = spawnLauncher(env);
+      await launcher.waitFor(
+        () => launcher.records().some((r) => r.msg === "launcher.ready"),
+        120_000,
+        "ready",
+      );
+      expect(readFileSync(join(dir, "remote", "supervisor.mjs"), "utf8").length).toBeGreaterThan(1_000);
+      const children = readState(dir)?.children ?? {};
+      const environ = (pid: number | undefined) => readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+      expect(environ(children.api)).toContain(`BOAT_API_KEY=${key}`);
+      expect(environ(children.worker)).toContain(`BOAT_API_KEY=${key}`);
+      expect(environ(children.web).join("\n")).not.toContain(key);
+      expect(await (await fetch(`http://127.0.0.1:${env.API_PORT}/health`)).json()).toMatchObject({
+        provider: "boat",
+      });
+      expect(launcher.stdout() + launcher.stderr()).not.toContain(key);
+      launcher.ctrlC();
+      expect(await launcher.exited).toBe(0);
+    } finally {
+      boat.close();
+    }
+  }, 180_000);
 
   it(".env.example as is starts; a changed EMBEDDED_POSTGRES_PORT is reported and used; ./rakazo stop stops it", async () => {
     const dir = await dataDir();

@@ -8,7 +8,13 @@
  */
 import { mkdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { ConfigError, hostSupervisorBundle, parseRuntimeEnv } from "@rakazo/config";
+import {
+  ConfigError,
+  hostSupervisorBundle,
+  parseRuntimeEnv,
+  REMOTE_PROVIDER_KEYS,
+  remoteSupervisorBundle,
+} from "@rakazo/config";
 import { migrateDatabase } from "@rakazo/db";
 import { createLogger } from "@rakazo/log";
 import { Children } from "./children.ts";
@@ -22,6 +28,7 @@ import {
   assertPortsFree,
   type PortNeed,
   prepareHostProvider,
+  prepareRemoteProvider,
 } from "./preflight.ts";
 import { reportOtherProviderComputers } from "./provider-switch.ts";
 import { readyBanner } from "./ready.ts";
@@ -41,6 +48,7 @@ try {
 }
 const log = createLogger({ level: env.LOG_LEVEL, base: { service: "launcher" }, write: out.log });
 const NAMES: readonly ChildName[] = ["api", "worker", "web"];
+const PROVIDER_KEY_VARIABLES: ReadonlySet<string> = new Set(Object.values(REMOTE_PROVIDER_KEYS));
 
 let embedded: EmbeddedDatabase | undefined;
 let children: Children | undefined;
@@ -111,6 +119,8 @@ async function start(): Promise<void> {
     if (provider === "docker") await assertDockerUsable(env.DOCKER_SOCKET, env.RAKAZO_COMPUTER_IMAGE);
     // Never chosen by `auto`: computers on this machine's own user are opted into explicitly.
     if (provider === "host") prepareHostProvider(hostSupervisorBundle(env));
+    // Never chosen by `auto` either: a cloud account is opted into with its key.
+    if (provider in REMOTE_PROVIDER_KEYS) prepareRemoteProvider(provider, remoteSupervisorBundle(env));
     log.info("provider.selected", { provider, reason: "RAKAZO_PROVIDER" });
   }
 
@@ -144,16 +154,22 @@ async function start(): Promise<void> {
   writeState(env.DATA_DIR, state);
 
   const ready = new Set<ChildName>();
+  const childEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    RAKAZO_PROVIDER: provider,
+    SCREEN_SERVICE_TOKEN: secrets.serviceToken,
+    SCREEN_CAPABILITY_KEYS: secrets.capabilityKeys,
+    DATA_DIR: env.DATA_DIR,
+  };
+  // Cloud provider keys are read by API and worker only: the browser-facing web process never
+  // holds one, so nothing it serves or logs can carry it.
+  const webEnv = Object.fromEntries(
+    Object.entries(childEnv).filter(([name]) => !PROVIDER_KEY_VARIABLES.has(name)),
+  );
   children = new Children({
     entry: (name) => fileURLToPath(new URL(`../../${name}/src/main.ts`, import.meta.url)),
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      RAKAZO_PROVIDER: provider,
-      SCREEN_SERVICE_TOKEN: secrets.serviceToken,
-      SCREEN_CAPABILITY_KEYS: secrets.capabilityKeys,
-      DATA_DIR: env.DATA_DIR,
-    },
+    env: (name) => (name === "web" ? webEnv : childEnv),
     log,
     console: out,
     events: {

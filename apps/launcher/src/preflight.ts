@@ -1,7 +1,8 @@
 /**
  * Start-up checks that name the cause before anything is started: another launcher on this
  * DATA_DIR, a busy port (which one, and the setting that moves it), an explicit Docker provider
- * without its engine or image, an explicit host provider without its desktop tools.
+ * without its engine or image, an explicit host provider without its desktop tools; the
+ * supervisor bundle staged for the host and cloud providers.
  */
 import { spawnSync } from "node:child_process";
 import { createServer } from "node:net";
@@ -78,11 +79,25 @@ export function prepareHostProvider(bundle: string): void {
         "(Debian/Ubuntu: apt-get install xvfb chromium x11vnc xdotool util-linux iproute2).",
     );
   }
+  stageSupervisorBundle(bundle, "RAKAZO_PROVIDER=host");
+}
+
+/**
+ * A cloud provider (`RAKAZO_PROVIDER=e2b|novita|daytona|boat`, never chosen by `auto`): its key
+ * was checked when the environment was parsed; the supervisor bundle the runtime installs into
+ * every machine (CMP-8) is staged where API and worker read it.
+ */
+export function prepareRemoteProvider(kind: string, bundle: string): void {
+  stageSupervisorBundle(bundle, `RAKAZO_PROVIDER=${kind}`);
+}
+
+/** `build.sh --stage-supervisor`: the same bundle the computer image ships, at `bundle`. */
+function stageSupervisorBundle(bundle: string, why: string): void {
   const buildSh = fileURLToPath(new URL("../../../infra/sandboxes/image/build.sh", import.meta.url));
   const staged = spawnSync("bash", [buildSh, "--stage-supervisor", dirname(bundle)], { encoding: "utf8" });
   if (staged.status !== 0 || basename(bundle) !== "supervisor.mjs") {
     throw new StartupError(
-      `RAKAZO_PROVIDER=host: could not stage the supervisor bundle at ${bundle} ` +
+      `${why}: could not stage the supervisor bundle at ${bundle} ` +
         `(it must be named supervisor.mjs): ${(staged.stderr ?? "").trim()}`,
     );
   }

@@ -90,3 +90,123 @@ describe("provider settings", () => {
     expect(() => parseApiEnv({ RAKAZO_HOST_DISPLAY_COUNT: "0" })).toThrow(/RAKAZO_HOST_DISPLAY_COUNT/);
   });
 });
+
+describe("cloud providers (issues 14, 15: RAKAZO_PROVIDER=e2b|novita|daytona|boat)", () => {
+  const base = { DATA_DIR: "/srv/rakazo", SANDBOX_TEAM_SCREEN_LIMIT: "2" };
+
+  it("e2b: key, emulator URLs, template and TTL reach the adapter's options", () => {
+    const env = parseWorkerEnv({
+      ...base,
+      RAKAZO_PROVIDER: "e2b",
+      E2B_API_KEY: "e2b_k",
+      E2B_API_URL: "http://127.0.0.1:4100",
+      E2B_SANDBOX_URL: "http://127.0.0.1:4100",
+      E2B_DOMAIN: "e2b.local",
+      E2B_PORT_URL: "http://127.0.0.1:4100/hosts/{host}",
+      E2B_TEMPLATE: "rakazo-desktop",
+      E2B_TTL_SECONDS: "900",
+      E2B_ON_TIMEOUT: "kill",
+    });
+    expect(providerSettings(env)).toEqual({
+      kind: "e2b",
+      apiKey: "e2b_k",
+      supervisorBundlePath: "/srv/rakazo/remote/supervisor.mjs",
+      screenLimit: 2,
+      apiUrl: "http://127.0.0.1:4100",
+      sandboxUrl: "http://127.0.0.1:4100",
+      domain: "e2b.local",
+      portUrlTemplate: "http://127.0.0.1:4100/hosts/{host}",
+      template: "rakazo-desktop",
+      ttlMs: 900_000,
+      onTimeout: "kill",
+    });
+  });
+
+  it("novita: only the key is needed; unset options keep the adapter's defaults", () => {
+    const env = parseApiEnv({ ...base, RAKAZO_PROVIDER: "novita", NOVITA_API_KEY: "nk" });
+    expect(providerSettings(env)).toEqual({
+      kind: "novita",
+      apiKey: "nk",
+      supervisorBundlePath: "/srv/rakazo/remote/supervisor.mjs",
+      screenLimit: 2,
+    });
+  });
+
+  it("daytona: snapshot, target, archive interval and lifecycle timeout", () => {
+    const env = parseWorkerEnv({
+      ...base,
+      RAKAZO_PROVIDER: "daytona",
+      DAYTONA_API_KEY: "dtn_k",
+      DAYTONA_API_URL: "http://127.0.0.1:4200/api",
+      DAYTONA_TARGET: "eu",
+      DAYTONA_SNAPSHOT: "rakazo-computer-7",
+      DAYTONA_AUTO_ARCHIVE_MINUTES: "0",
+      DAYTONA_LIFECYCLE_TIMEOUT_SECONDS: "300",
+      RAKAZO_REMOTE_SUPERVISOR: "/opt/s/supervisor.mjs",
+    });
+    expect(providerSettings(env)).toEqual({
+      kind: "daytona",
+      apiKey: "dtn_k",
+      supervisorBundlePath: "/opt/s/supervisor.mjs",
+      screenLimit: 2,
+      apiUrl: "http://127.0.0.1:4200/api",
+      target: "eu",
+      snapshot: "rakazo-computer-7",
+      autoArchiveMinutes: 0,
+      lifecycleTimeoutSeconds: 300,
+    });
+  });
+
+  it("boat: machine type and TTL", () => {
+    const env = parseApiEnv({
+      ...base,
+      RAKAZO_PROVIDER: "boat",
+      BOAT_API_KEY: "bk",
+      BOAT_API_URL: "http://127.0.0.1:4300/api/v1",
+      BOAT_TYPE: "large",
+      BOAT_TTL_SECONDS: "3600",
+    });
+    expect(providerSettings(env)).toMatchObject({
+      kind: "boat",
+      apiKey: "bk",
+      apiUrl: "http://127.0.0.1:4300/api/v1",
+      type: "large",
+      ttlSeconds: 3600,
+    });
+  });
+
+  it.each([
+    ["e2b", "E2B_API_KEY"],
+    ["novita", "NOVITA_API_KEY"],
+    ["daytona", "DAYTONA_API_KEY"],
+    ["boat", "BOAT_API_KEY"],
+  ])("%s without its key is refused, naming %s, in every slice that builds a provider", (kind, variable) => {
+    const env = { RAKAZO_PROVIDER: kind, [variable]: " " };
+    const naming = new RegExp(`${variable}: RAKAZO_PROVIDER=${kind} needs ${variable}`);
+    expect(() => parseApiEnv(env)).toThrow(naming);
+    expect(() => parseWorkerEnv(env)).toThrow(naming);
+    expect(() => parseRuntimeEnv(env)).toThrow(naming);
+    // The web process builds no provider: it neither needs nor sees a key.
+    expect(() => parseWebEnv(env)).not.toThrow();
+    expect(parseWebEnv({ ...env, [variable]: "k" })).not.toHaveProperty(variable);
+  });
+
+  it("another provider's key does not stand in for the selected one's", () => {
+    expect(() => parseApiEnv({ RAKAZO_PROVIDER: "boat", E2B_API_KEY: "k" })).toThrow(/BOAT_API_KEY/);
+  });
+
+  it("an unknown kind is refused, naming the variable", () => {
+    expect(() => parseApiEnv({ RAKAZO_PROVIDER: "modal" })).toThrow(/RAKAZO_PROVIDER/);
+    expect(() => parseRuntimeEnv({ RAKAZO_PROVIDER: "E2B" })).toThrow(/RAKAZO_PROVIDER/);
+  });
+
+  it("bad options name their variable", () => {
+    const ok = { RAKAZO_PROVIDER: "e2b", E2B_API_KEY: "k" };
+    expect(() => parseApiEnv({ ...ok, E2B_API_URL: "not a url" })).toThrow(/E2B_API_URL/);
+    expect(() => parseApiEnv({ ...ok, E2B_ON_TIMEOUT: "stop" })).toThrow(/E2B_ON_TIMEOUT/);
+    expect(() => parseApiEnv({ ...ok, BOAT_TYPE: "huge" })).toThrow(/BOAT_TYPE/);
+    expect(() => parseApiEnv({ ...ok, DAYTONA_LIFECYCLE_TIMEOUT_SECONDS: "0" })).toThrow(
+      /DAYTONA_LIFECYCLE_TIMEOUT_SECONDS/,
+    );
+  });
+});

@@ -16,6 +16,8 @@ const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === undefined || v.trim() === "" ? undefined : v));
+const optionalUrl = optionalString.pipe(z.url().optional());
+const optionalSeconds = z.coerce.number().int().min(1).optional();
 
 /** What every process that touches state reads. */
 const coreShape = {
@@ -24,9 +26,84 @@ const coreShape = {
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
 };
 
+/** The cloud providers (issues 14, 15) `RAKAZO_PROVIDER` may name; never chosen by `auto`. */
+export const REMOTE_PROVIDER_KINDS = ["e2b", "novita", "daytona", "boat"] as const;
+export type RemoteProviderKind = (typeof REMOTE_PROVIDER_KINDS)[number];
+
+/** The variable holding each cloud provider's API key: required when that provider is selected. */
+export const REMOTE_PROVIDER_KEYS = {
+  e2b: "E2B_API_KEY",
+  novita: "NOVITA_API_KEY",
+  daytona: "DAYTONA_API_KEY",
+  boat: "BOAT_API_KEY",
+} as const satisfies Record<RemoteProviderKind, string>;
+
+/**
+ * Settings of the cloud providers. Keys are read by API and worker only (the web slice has
+ * none, and the launcher does not hand them to the web process); the `*_URL` overrides point an
+ * adapter at a self-hosted service or at the local emulator (`packages/emulators`).
+ */
+const remoteProviderShape = {
+  /** The supervisor bundle installed into every remote machine; default DATA_DIR/remote/supervisor.mjs. */
+  RAKAZO_REMOTE_SUPERVISOR: optionalString,
+  E2B_API_KEY: optionalString,
+  E2B_API_URL: optionalUrl,
+  E2B_SANDBOX_URL: optionalUrl,
+  E2B_DOMAIN: optionalString,
+  /** How a hosted port's host becomes a URL, with `{host}`; default https://{host}. */
+  E2B_PORT_URL: optionalString,
+  E2B_TEMPLATE: optionalString,
+  /** Sandbox TTL, sent at create and every connect; default one hour. */
+  E2B_TTL_SECONDS: optionalSeconds,
+  /** What E2B does at the TTL: pause keeps the filesystem (default), kill removes it. */
+  E2B_ON_TIMEOUT: z.enum(["pause", "kill"]).optional(),
+  NOVITA_API_KEY: optionalString,
+  NOVITA_API_URL: optionalUrl,
+  NOVITA_SANDBOX_URL: optionalUrl,
+  NOVITA_DOMAIN: optionalString,
+  NOVITA_PORT_URL: optionalString,
+  NOVITA_TEMPLATE: optionalString,
+  NOVITA_TTL_SECONDS: optionalSeconds,
+  NOVITA_ON_TIMEOUT: z.enum(["pause", "kill"]).optional(),
+  DAYTONA_API_KEY: optionalString,
+  DAYTONA_API_URL: optionalUrl,
+  DAYTONA_TARGET: optionalString,
+  /** The snapshot registered from the computer image; default rakazo-computer. */
+  DAYTONA_SNAPSHOT: optionalString,
+  DAYTONA_AUTO_ARCHIVE_MINUTES: z.coerce.number().int().min(0).optional(),
+  DAYTONA_LIFECYCLE_TIMEOUT_SECONDS: optionalSeconds,
+  BOAT_API_KEY: optionalString,
+  BOAT_API_URL: optionalUrl,
+  BOAT_TYPE: z.enum(["small", "default", "large"]).optional(),
+  /** The machine TTL, refreshed while the computer is used; default 7200 (two hours). */
+  BOAT_TTL_SECONDS: optionalSeconds,
+};
+
+/**
+ * A selected cloud provider without its key is refused at parse time, naming the variable, so
+ * `./rakazo start` (which parses every slice first) stops before it starts anything.
+ */
+function requireSelectedProviderKey(
+  env: { RAKAZO_PROVIDER: string } & Partial<
+    Record<(typeof REMOTE_PROVIDER_KEYS)[RemoteProviderKind], string>
+  >,
+  ctx: z.RefinementCtx,
+): void {
+  const kind = env.RAKAZO_PROVIDER;
+  if (!(kind in REMOTE_PROVIDER_KEYS)) return;
+  const variable = REMOTE_PROVIDER_KEYS[kind as RemoteProviderKind];
+  if (env[variable] !== undefined) return;
+  ctx.addIssue({
+    code: "custom",
+    path: [variable],
+    message: `RAKAZO_PROVIDER=${kind} needs ${variable} (the provider's API key; with the local emulator, the key it printed)`,
+  });
+}
+
 /** The computer backend and its deployment sizes (API and worker build the same provider). */
 const providerShape = {
-  RAKAZO_PROVIDER: z.enum(["auto", "fake", "docker", "host"]).default("auto"),
+  ...remoteProviderShape,
+  RAKAZO_PROVIDER: z.enum(["auto", "fake", "docker", "host", ...REMOTE_PROVIDER_KINDS]).default("auto"),
   /** Host provider (PRV-6): the staged supervisor bundle; default DATA_DIR/host/supervisor.mjs. */
   RAKAZO_HOST_SUPERVISOR: optionalString,
   /** Host provider: the Xvfb displays it owns, `[base, base + count)`; nothing else may use them. */
@@ -86,59 +163,63 @@ const screenServiceShape = { SCREEN_SERVICE_TOKEN: optionalString };
 
 const agentModelShape = { AGENT_MODEL: optionalString };
 
-export const apiEnvSchema = z.object({
-  ...coreShape,
-  ...providerShape,
-  ...homesShape,
-  ...apiAddressShape,
-  ...webAddressShape,
-  ...screenServiceShape,
-  ...agentModelShape,
-  BOOTSTRAP_TOKEN: optionalString,
-  /**
-   * Enables the external computer surface (`external/*` RPCs, issue 19) for programs outside
-   * the app, such as `apps/bridge`; at least 32 characters. Unset, the surface does not exist.
-   */
-  EXTERNAL_COMPUTER_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 32, {
-    message: "EXTERNAL_COMPUTER_TOKEN must be at least 32 characters",
-  }),
-  /** `kid:base64(32 bytes)`, comma-separated, newest first; the launcher generates one when unset. */
-  SCREEN_CAPABILITY_KEYS: optionalString,
-  /** The longest lifetime `computer/screenUrl` grants (`ttlSeconds`); longer asks are refused. */
-  SCREEN_URL_MAX_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(86_400),
-  /** Crash tests only: the API exits (SIGKILL) right after an operation's commit. */
-  RAKAZO_TEST_CRASH_AFTER: z.enum(["operation-commit"]).optional(),
-});
+export const apiEnvSchema = z
+  .object({
+    ...coreShape,
+    ...providerShape,
+    ...homesShape,
+    ...apiAddressShape,
+    ...webAddressShape,
+    ...screenServiceShape,
+    ...agentModelShape,
+    BOOTSTRAP_TOKEN: optionalString,
+    /**
+     * Enables the external computer surface (`external/*` RPCs, issue 19) for programs outside
+     * the app, such as `apps/bridge`; at least 32 characters. Unset, the surface does not exist.
+     */
+    EXTERNAL_COMPUTER_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 32, {
+      message: "EXTERNAL_COMPUTER_TOKEN must be at least 32 characters",
+    }),
+    /** `kid:base64(32 bytes)`, comma-separated, newest first; the launcher generates one when unset. */
+    SCREEN_CAPABILITY_KEYS: optionalString,
+    /** The longest lifetime `computer/screenUrl` grants (`ttlSeconds`); longer asks are refused. */
+    SCREEN_URL_MAX_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(86_400),
+    /** Crash tests only: the API exits (SIGKILL) right after an operation's commit. */
+    RAKAZO_TEST_CRASH_AFTER: z.enum(["operation-commit"]).optional(),
+  })
+  .superRefine(requireSelectedProviderKey);
 
-export const workerEnvSchema = z.object({
-  ...coreShape,
-  ...providerShape,
-  ...homesShape,
-  ...agentModelShape,
-  WORKER_POLL_SECONDS: z.coerce.number().min(0.5).default(1),
-  IDLE_TIMEOUT_SECONDS: z.coerce.number().min(1).default(1_800),
-  IDLE_SWEEP_SECONDS: z.coerce.number().min(0.2).default(30),
-  TAKEOVER_AWAKE_SECONDS: z.coerce.number().min(1).default(1_800),
-  AGENT_MODEL_VISION: z
-    .enum(["true", "false"])
-    .optional()
-    .transform((v) => (v === undefined ? undefined : v === "true")),
-  OPENROUTER_API_KEY: optionalString,
-  // `emulator` is for test runtimes, which supply the headless browser (BRW-7).
-  BROWSER_PROVIDER: z.enum(["sandbox", "fake", "emulator"]).optional(),
-  RECONCILE_SECONDS: z.coerce.number().min(1).default(600),
-  // The operations reconciler (OPS-4/OPS-5): how often it looks, how long a queued operation
-  // may wait for its job, how long past its lease a run's host may be silent.
-  OPERATIONS_RECONCILE_SECONDS: z.coerce.number().min(0.2).default(15),
-  OPERATION_QUEUED_GRACE_SECONDS: z.coerce.number().min(0).default(30),
-  RUN_LAPSE_GRACE_SECONDS: z.coerce.number().min(0).default(30),
-  // OPS-5: each worker beats every WORKER_HEARTBEAT_SECONDS; an operation whose worker is silent
-  // for WORKER_SILENCE_SECONDS (ten minutes) becomes interrupted.
-  WORKER_HEARTBEAT_SECONDS: z.coerce.number().min(0.2).default(30),
-  WORKER_SILENCE_SECONDS: z.coerce.number().min(1).default(600),
-  /** Touched after each recorded heartbeat: a container healthcheck reads its age (issue 22). */
-  WORKER_HEALTH_FILE: optionalString,
-});
+export const workerEnvSchema = z
+  .object({
+    ...coreShape,
+    ...providerShape,
+    ...homesShape,
+    ...agentModelShape,
+    WORKER_POLL_SECONDS: z.coerce.number().min(0.5).default(1),
+    IDLE_TIMEOUT_SECONDS: z.coerce.number().min(1).default(1_800),
+    IDLE_SWEEP_SECONDS: z.coerce.number().min(0.2).default(30),
+    TAKEOVER_AWAKE_SECONDS: z.coerce.number().min(1).default(1_800),
+    AGENT_MODEL_VISION: z
+      .enum(["true", "false"])
+      .optional()
+      .transform((v) => (v === undefined ? undefined : v === "true")),
+    OPENROUTER_API_KEY: optionalString,
+    // `emulator` is for test runtimes, which supply the headless browser (BRW-7).
+    BROWSER_PROVIDER: z.enum(["sandbox", "fake", "emulator"]).optional(),
+    RECONCILE_SECONDS: z.coerce.number().min(1).default(600),
+    // The operations reconciler (OPS-4/OPS-5): how often it looks, how long a queued operation
+    // may wait for its job, how long past its lease a run's host may be silent.
+    OPERATIONS_RECONCILE_SECONDS: z.coerce.number().min(0.2).default(15),
+    OPERATION_QUEUED_GRACE_SECONDS: z.coerce.number().min(0).default(30),
+    RUN_LAPSE_GRACE_SECONDS: z.coerce.number().min(0).default(30),
+    // OPS-5: each worker beats every WORKER_HEARTBEAT_SECONDS; an operation whose worker is silent
+    // for WORKER_SILENCE_SECONDS (ten minutes) becomes interrupted.
+    WORKER_HEARTBEAT_SECONDS: z.coerce.number().min(0.2).default(30),
+    WORKER_SILENCE_SECONDS: z.coerce.number().min(1).default(600),
+    /** Touched after each recorded heartbeat: a container healthcheck reads its age (issue 22). */
+    WORKER_HEALTH_FILE: optionalString,
+  })
+  .superRefine(requireSelectedProviderKey);
 
 export const webEnvSchema = z.object({
   LOG_LEVEL: coreShape.LOG_LEVEL,
@@ -178,12 +259,14 @@ export const bridgeMcpEnvSchema = z.object({
 });
 
 /** Everything: the launcher checks every slice before it starts the processes that read them. */
-export const runtimeEnvSchema = z.object({
-  ...apiEnvSchema.shape,
-  ...workerEnvSchema.shape,
-  ...webEnvSchema.shape,
-  EMBEDDED_POSTGRES_PORT: port.default(54329),
-});
+export const runtimeEnvSchema = z
+  .object({
+    ...apiEnvSchema.shape,
+    ...workerEnvSchema.shape,
+    ...webEnvSchema.shape,
+    EMBEDDED_POSTGRES_PORT: port.default(54329),
+  })
+  .superRefine(requireSelectedProviderKey);
 
 export type ApiEnv = z.infer<typeof apiEnvSchema>;
 export type WorkerEnv = z.infer<typeof workerEnvSchema>;

@@ -25,6 +25,19 @@ describe("redaction", () => {
     });
   });
 
+  it("a provider's settings logged whole keep their API key out (issues 14, 15)", () => {
+    const value = redactValue({
+      provider: { kind: "daytona", apiKey: "dtn-secret-1", apiUrl: "http://127.0.0.1:1/api" },
+      env: { E2B_API_KEY: "e2b-secret-2", BOAT_API_URL: "http://127.0.0.1:2" },
+      target: { headers: { "x-daytona-preview-token": "pvw-3" } },
+    });
+    expect(JSON.stringify(value)).not.toMatch(/secret-1|secret-2|pvw-3/);
+    expect(value).toMatchObject({
+      provider: { apiUrl: "http://127.0.0.1:1/api" },
+      env: { BOAT_API_URL: "http://127.0.0.1:2" },
+    });
+  });
+
   it("the logger never writes a token it was handed", () => {
     const lines: string[] = [];
     const log = createLogger({ write: (l) => lines.push(l) });

@@ -11,7 +11,7 @@ const ID_KEY = /(?:[a-z0-9]Ids?|[._-]ids?)$/;
 // Order matters: whole header values go first, so "Authorization: Bearer x" loses all of "Bearer x".
 const SECRET_PATTERNS: readonly [RegExp, string][] = [
   [
-    /\b(authorization|proxy-authorization|x-api-key|api-key|x-auth-token|cookie|set-cookie|x-rakazo-screen-ticket)(\s*:\s*)[^"'\r\n]+/gi,
+    /\b(authorization|proxy-authorization|x-api-key|api-key|x-auth-token|cookie|set-cookie|x-rakazo-screen-ticket|x-access-token|e2b-traffic-access-token|x-daytona-preview-token)(\s*:\s*)[^"'\r\n]+/gi,
     "$1$2[REDACTED]",
   ],
   [/\brkz_[A-Za-z0-9]{8,}/g, "rkz_[REDACTED]"],
@@ -22,6 +22,8 @@ const SECRET_PATTERNS: readonly [RegExp, string][] = [
   [/\b(sk-(?:or-|proj-|ant-)?)[A-Za-z0-9_-]{16,}/g, "$1[REDACTED]"],
   [/\b(xox[abposr]-)[A-Za-z0-9-]{8,}/g, "$1[REDACTED]"],
   [/\bAKIA[0-9A-Z]{16}\b/g, "AKIA[REDACTED]"],
+  // Cloud sandbox keys (issues 14, 15): E2B (`e2b_`), Daytona (`dtn_`), Novita (`sk_`).
+  [/\b(e2b_|dtn_|sk_)[A-Za-z0-9]{16,}/g, "$1[REDACTED]"],
   [/\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, "[REDACTED]"],
   // Secret-named variables and flags in command lines: API_TOKEN=x, --password x, -p=x is left.
   [

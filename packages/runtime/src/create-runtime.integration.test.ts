@@ -4,6 +4,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseApiEnv, parseWorkerEnv } from "@rakazo/config";
@@ -87,6 +89,88 @@ describe("createRuntime", () => {
     );
     expect(() => runtimeConfigFromEnv(parseWorkerEnv(env), { role: "worker", log })).toThrow(
       /RAKAZO_PROVIDER=docker, host or fake/,
+    );
+  });
+});
+
+/**
+ * A stand-in for a cloud service on loopback: answers every call 404 with the JSON error body
+ * the services send, and records what it was asked, so a test sees that the adapter went to the
+ * URL from the environment (never the cloud) with the key from the environment.
+ */
+async function notFoundService(): Promise<{
+  url: string;
+  seen: { path: string; headers: IncomingHttpHeaders }[];
+  close(): Promise<void>;
+}> {
+  const seen: { path: string; headers: IncomingHttpHeaders }[] = [];
+  const server = createServer((req, res) => {
+    seen.push({ path: req.url ?? "", headers: req.headers });
+    res.writeHead(404, { "content-type": "application/json" });
+    res.end(
+      JSON.stringify({
+        code: 404,
+        message: "sandbox not found",
+        error: { code: "not_found", message: "not found" },
+      }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe("createRuntime with a cloud provider from the environment (issues 14, 15)", () => {
+  const cases = [
+    { kind: "e2b", key: "E2B_API_KEY", urls: (u: string) => ({ E2B_API_URL: u, E2B_SANDBOX_URL: u }) },
+    {
+      kind: "novita",
+      key: "NOVITA_API_KEY",
+      urls: (u: string) => ({ NOVITA_API_URL: u, NOVITA_SANDBOX_URL: u }),
+    },
+    { kind: "daytona", key: "DAYTONA_API_KEY", urls: (u: string) => ({ DAYTONA_API_URL: `${u}/api` }) },
+    { kind: "boat", key: "BOAT_API_KEY", urls: (u: string) => ({ BOAT_API_URL: `${u}/api/v1` }) },
+  ] as const;
+
+  it.each(cases)(
+    "$kind: API and worker build it, and it calls the configured URL with the key",
+    async (c) => {
+      const service = await notFoundService();
+      try {
+        const apiKey = `${c.kind}_key_${randomBytes(8).toString("hex")}`;
+        const { api, worker } = await both({
+          DATABASE_URL: database.url,
+          DATA_DIR: dataDir,
+          RAKAZO_PROVIDER: c.kind,
+          [c.key]: apiKey,
+          ...c.urls(service.url),
+        });
+        expect(api.ctx.provider.kind).toBe(c.kind);
+        expect(worker.ctx.provider.kind).toBe(c.kind);
+        expect(worker.ctx.provider.capabilities).toEqual(api.ctx.provider.capabilities);
+        // Building made no call: the supervisor bundle and the service are used on first need.
+        expect(service.seen).toEqual([]);
+        // A machine the service does not know is missing (PRV-3), asked of the configured URL.
+        expect(await worker.ctx.provider.status(`rakazo-missing-${c.kind}`)).toBe("missing");
+        expect(service.seen.length).toBeGreaterThan(0);
+        for (const request of service.seen) {
+          expect(Object.values(request.headers).join(" ")).toContain(apiKey);
+          expect(request.path).not.toContain(apiKey);
+        }
+      } finally {
+        await service.close();
+      }
+    },
+  );
+
+  it("a cloud provider without its key stops the process, naming the variable", () => {
+    const env = { DATABASE_URL: database.url, DATA_DIR: dataDir, RAKAZO_PROVIDER: "daytona" };
+    expect(() => runtimeConfigFromEnv(parseWorkerEnv(env), { role: "worker", log })).toThrow(
+      /DAYTONA_API_KEY/,
     );
   });
 });
