@@ -56,7 +56,8 @@ export function Activity({ computerId, onEvent }: { computerId: string; onEvent?
   }, [computerId]);
 
   return (
-    <section className="activity" aria-labelledby="activity-title">
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: the log scrolls, so keyboard users must be able to reach and scroll it (axe scrollable-region-focusable, WCAG 2.1.1)
+    <section className="activity" aria-labelledby="activity-title" tabIndex={0}>
       <h2 id="activity-title">
         {t("activity.title")} {live && <span className="pill live">{t("activity.live")}</span>}
       </h2>

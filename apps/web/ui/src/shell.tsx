@@ -46,8 +46,7 @@ export function Shell(props: { computerId: string; botId: string; visible: boole
     const observer = new ResizeObserver(resize);
     observer.observe(host.current);
     const input = terminal.onData((data) => {
-      if (socket?.readyState === WebSocket.OPEN)
-        socket.send(encodeTerminalFrame({ type: "data", data: terminalData(data) }));
+      if (socket?.readyState === WebSocket.OPEN) socket.send(terminalData(data));
     });
 
     const connect = async () => {
