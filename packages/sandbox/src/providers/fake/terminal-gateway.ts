@@ -79,7 +79,7 @@ const STATUS: Record<Rejection, number> = {
 };
 
 /** The gateway's files in a machine folder. */
-export function gatewayFiles(machineDir: string) {
+function gatewayFiles(machineDir: string) {
   return { keys: join(machineDir, "gateway.key"), rules: join(machineDir, "gateway-revocations.jsonl") };
 }
 
