@@ -15,10 +15,12 @@ import {
   terminalData,
 } from "@rakazo/protocol/terminal";
 import { createFakeProvider } from "@rakazo/sandbox";
+import { missingOrFail } from "@rakazo/sandbox/testing";
 import { mintScreenCapability } from "@rakazo/screens";
+import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { type ScreenSystem, startScreenSystem } from "./testing/screen-system.ts";
+import { CHROMIUM, type ScreenSystem, startScreenSystem } from "./testing/screen-system.ts";
 
 /** Issue 17 "Done when": releasing control closes the shells within a second (TRM-6). */
 const CLOSE_WITHIN_MS = 1000;
@@ -200,6 +202,43 @@ describe("the browser terminal on the fake computer, through proxy and gateway (
     );
     await rpc("computer/releaseControl");
   });
+
+  const missing = missingOrFail("the terminal page in headless Chromium", [CHROMIUM.executablePath]);
+  it.skipIf(missing.length > 0)(
+    missing.length > 0
+      ? `the xterm.js page in headless Chromium types and reads through the proxy — skipped, missing: ${missing.join(", ")}`
+      : "the xterm.js page in headless Chromium types and reads through the proxy; releasing control closes it",
+    { timeout: 60_000 },
+    async () => {
+      await rpc("computer/takeControl");
+      const { url } = await rpc("computer/terminalUrl");
+      let browser: Browser | undefined;
+      try {
+        browser = await chromium.launch(CHROMIUM);
+        const page = await browser.newPage({ viewport: { width: 1000, height: 600 } });
+        await page.goto(url);
+        await page.waitForSelector("html[data-status=connected]", { timeout: 30_000 });
+        await page.keyboard.type("echo hi from chromium\n", { delay: 5 });
+        const screen = () =>
+          page.evaluate(() => {
+            const buffer = (globalThis as any).__rakazoTerminal.buffer.active;
+            const lines: string[] = [];
+            for (let i = 0; i < buffer.length; i++)
+              lines.push(buffer.getLine(i)?.translateToString(true) ?? "");
+            return lines.join("\n");
+          });
+        await expect
+          .poll(screen, { timeout: 10_000 })
+          .toMatch(/\$ echo hi from chromium\s*\nhi from chromium\s*\n/);
+        const released = performance.now();
+        await rpc("computer/releaseControl");
+        await page.waitForSelector("html[data-status=closed]", { timeout: CLOSE_WITHIN_MS });
+        expect(performance.now() - released).toBeLessThan(CLOSE_WITHIN_MS);
+      } finally {
+        await browser?.close();
+      }
+    },
+  );
 
   it("releasing control closes every shell within a second and refuses the capability after", async () => {
     await rpc("computer/takeControl");
