@@ -109,7 +109,7 @@ describe("files: upload, write, download (FIL-3)", () => {
     await rpc("computer/releaseControl", { computerId, botId: tenant.botId });
   });
 
-  it("terminalUrl needs control; a foreign computer answers like a missing one; the fake offers no terminal", async () => {
+  it("terminalUrl needs control (or screens configured); a foreign computer answers like a missing one", async () => {
     const noControl = await rpc("computer/terminalUrl", { computerId, botId: tenant.botId });
     expect(noControl.json.error.code).toMatch(/NOT_IN_CONTROL|UNSUPPORTED/);
     const other = await system.newTenant("fil-other");

@@ -3,12 +3,22 @@
  * revocation rule are, why a request is rejected and with which status, and how keys and
  * private files are read and written. The listener itself is ./screen-gateway.ts.
  */
-import { timingSafeEqual } from "node:crypto";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import type http from "node:http";
 import path from "node:path";
-import { isKeyId, type ScreenClaims, type ScreenPolicy } from "@rakazo/protocol/capability";
 import type { TerminalServerOptions } from "./terminal-server.ts";
+
+// The ticket rules are the protocol's (the fake provider's gateway checks tickets the same way).
+export {
+  type GatewayKeys,
+  parseKeys,
+  type RevocationRule,
+  ruleMatches,
+  sameText,
+} from "@rakazo/protocol/gateway-ticket";
+
+import type { ScreenPolicy } from "@rakazo/protocol/capability";
+import type { GatewayKeys, RevocationRule } from "@rakazo/protocol/gateway-ticket";
 
 // The ticket header and close codes are the protocol's: the web proxy reads the same ones.
 export {
@@ -58,23 +68,6 @@ export type RejectReason =
   | "terminal_stopped"
   | "upstream_unavailable";
 
-/** Matches claims when every field it sets matches; `expiresAt` is when it may be forgotten. */
-export interface RevocationRule {
-  readonly id?: string;
-  readonly botId?: string;
-  readonly policy?: ScreenPolicy;
-  readonly subject?: string;
-  /** Matches capabilities issued at or before this time (ms). */
-  readonly issuedAtOrBefore?: number;
-  readonly expiresAt: number;
-}
-
-export interface GatewayKeys {
-  readonly computerId: string;
-  /** Gateway keys of this computer (already derived by the host), base64, newest first. */
-  readonly keys: readonly { readonly kid: string; readonly key: string }[];
-}
-
 export interface ConnectionInfo {
   readonly connectionId: string;
   readonly capabilityId: string;
@@ -95,43 +88,6 @@ export interface ScreenGatewayOptions {
   readonly now?: () => number;
   /** PTY server settings (tests: the uid and shell). */
   readonly terminal?: Omit<TerminalServerOptions, "runDir" | "log">;
-}
-
-export function ruleMatches(rule: RevocationRule, claims: ScreenClaims): boolean {
-  if (rule.id === undefined && rule.issuedAtOrBefore === undefined) return false;
-  return (
-    (rule.id === undefined || rule.id === claims.id) &&
-    (rule.botId === undefined || rule.botId === claims.botId) &&
-    (rule.policy === undefined || rule.policy === claims.policy) &&
-    (rule.subject === undefined || rule.subject === claims.subject) &&
-    (rule.issuedAtOrBefore === undefined || claims.issuedAt <= rule.issuedAtOrBefore)
-  );
-}
-
-export function sameText(a: string, b: string): boolean {
-  const ba = Buffer.from(a);
-  const bb = Buffer.from(b);
-  return ba.length === bb.length && timingSafeEqual(ba, bb);
-}
-
-export function parseKeys(config: GatewayKeys): Map<string, Buffer> {
-  if (
-    typeof config?.computerId !== "string" ||
-    config.computerId.length === 0 ||
-    !Array.isArray(config.keys)
-  ) {
-    throw new Error("gateway config needs computerId and keys");
-  }
-  const keys = new Map<string, Buffer>();
-  for (const entry of config.keys) {
-    const key = Buffer.from(String(entry?.key ?? ""), "base64");
-    if (!isKeyId(String(entry?.kid ?? "")) || key.length !== 32) {
-      throw new Error("gateway keys are {kid, key: base64 of 32 bytes}");
-    }
-    keys.set(entry.kid, key);
-  }
-  if (keys.size === 0) throw new Error("gateway config needs at least one key");
-  return keys;
 }
 
 export function writePrivate(file: string, text: string): void {

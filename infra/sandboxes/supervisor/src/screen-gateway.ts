@@ -22,7 +22,8 @@ import http from "node:http";
 import net from "node:net";
 import path from "node:path";
 import type { Duplex } from "node:stream";
-import { openCapability, type ScreenClaims } from "@rakazo/protocol/capability";
+import type { ScreenClaims } from "@rakazo/protocol/capability";
+import { verifyGatewayTicket } from "@rakazo/protocol/gateway-ticket";
 import { TERMINAL_GATEWAY_PATH } from "@rakazo/protocol/terminal";
 import { pipeClientInput } from "./client-input.ts";
 import {
@@ -40,7 +41,6 @@ import {
   readGatewayState,
   ruleMatches,
   type ScreenGatewayOptions,
-  sameText,
   statusFor,
   TICKET_HEADER,
   writePrivate,
@@ -197,13 +197,13 @@ export class ScreenGateway {
   verify(
     ticket: string | undefined,
   ): { ok: true; claims: ScreenClaims; slot: GatewaySlot } | { ok: false; reason: RejectReason } {
-    if (!ticket) return { ok: false, reason: "missing_ticket" };
-    if (!this.#computerId || this.#keys.size === 0) return { ok: false, reason: "not_configured" };
-    const opened = openCapability(ticket, "gateway", (kid) => this.#keys.get(kid), this.#now());
-    if (!opened.ok) return { ok: false, reason: opened.reason };
+    const opened = verifyGatewayTicket(
+      ticket,
+      { computerId: this.#computerId, keys: this.#keys, rules: this.#rules },
+      this.#now(),
+    );
+    if (!opened.ok) return opened;
     const { claims } = opened;
-    if (!sameText(claims.computerId, this.#computerId)) return { ok: false, reason: "wrong_computer" };
-    if (this.isRevoked(claims)) return { ok: false, reason: "revoked" };
     const slot = this.#options.slotAt(claims.slot);
     if (
       !slot ||

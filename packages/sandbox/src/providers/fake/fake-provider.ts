@@ -5,12 +5,14 @@
  * `workspace/` — so the API and the worker, separate processes, see the same machines, and a
  * restart keeps them. Commands run through a tiny built-in shell (./commands.ts); nothing is
  * executed on the host. Desktops render deterministic PNG frames from what was typed and
- * clicked, so observe/act behave like a screen: unchanged state → identical frame.
+ * clicked, so observe/act behave like a screen: unchanged state → identical frame. Its gateway
+ * serves an emulated shell as the browser terminal (TRM-8, ./terminal-gateway.ts).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Readable } from "node:stream";
+import { CLOSE_SLOT_CLOSED } from "@rakazo/protocol";
 import { extractArchive, packDirectory } from "../../archive.ts";
 import { SandboxError } from "../../errors.ts";
 import { normalizeWorkspacePath } from "../../paths.ts";
@@ -28,10 +30,17 @@ import type {
   SandboxDesktop,
   SandboxFiles,
   SandboxProvider,
+  SandboxScreens,
   SandboxStatus,
 } from "../../provider.ts";
 import { runFakeCommand } from "./commands.ts";
 import { renderFramePng } from "./png.ts";
+import {
+  appendRevocations,
+  checkFakeTicket,
+  FakeTerminalGateway,
+  writeGatewayKeys,
+} from "./terminal-gateway.ts";
 
 export interface FakeProviderOptions {
   /** Where machines are kept, e.g. `DATA_DIR/fake-computers`. */
@@ -60,6 +69,8 @@ interface FakeMachine {
   createdAt: string;
   generations: Record<string, number>;
   desktops: Record<string, FakeDesktopState>;
+  /** Bots whose browser terminal is started, with the folder their shells start in (TRM-8). */
+  terminals?: Record<string, { cwd: string }>;
 }
 
 const FRAME_WIDTH = 64;
@@ -94,12 +105,31 @@ export function createFakeProvider(options: FakeProviderOptions): SandboxProvide
     return machine;
   }
 
+  // The gateways this process hosts, by ref: started by `screens.target()` (the API's authority).
+  const gateways = new Map<string, Promise<FakeTerminalGateway>>();
+  const hosted = async (ref: string) => gateways.get(ref)?.catch(() => undefined);
+  const gatewayFor = (ref: string): Promise<FakeTerminalGateway> => {
+    let gateway = gateways.get(ref);
+    if (!gateway) {
+      const started = new FakeTerminalGateway({
+        machineDir: machineDir(ref),
+        workspace: join(machineDir(ref), "workspace"),
+        load: () => load(ref),
+        onClosed: () => gateways.delete(ref),
+      });
+      gateway = started.start().then(() => started);
+      gateway.catch(() => gateways.delete(ref));
+      gateways.set(ref, gateway);
+    }
+    return gateway;
+  };
+
   const provider: SandboxProvider = {
     kind: "fake",
     capabilities: {
       desktop: true,
       pageBrowser: false,
-      terminal: false,
+      terminal: true,
       billsWhileRunning: false,
       mountsHome: options.mountsHome ?? false,
       defaultPageBrowser: "fake",
@@ -136,10 +166,13 @@ export function createFakeProvider(options: FakeProviderOptions): SandboxProvide
       // Stopping ends every process: desktops go, profiles (workspace files) stay.
       machine.state = "stopped";
       machine.desktops = {};
+      machine.terminals = {};
       await save(ref, machine);
+      await (await hosted(ref))?.close();
     },
 
     async destroy(ref) {
+      await (await hosted(ref).catch(() => undefined))?.close();
       try {
         await rm(machineDir(ref), { recursive: true, force: true });
       } catch (error) {
@@ -283,7 +316,10 @@ export function createFakeProvider(options: FakeProviderOptions): SandboxProvide
         async release(botId) {
           const machine = await running(ref);
           delete machine.desktops[botId];
+          // Screen teardown stops the bot's terminal too (TRM-6).
+          delete machine.terminals?.[botId];
           await save(ref, machine);
+          (await hosted(ref))?.stop(botId, CLOSE_SLOT_CLOSED, "slot closed");
         },
         async list(): Promise<DesktopSlotInfo[]> {
           const machine = await running(ref);
@@ -311,7 +347,48 @@ export function createFakeProvider(options: FakeProviderOptions): SandboxProvide
         },
       };
 
-      return { ref, exec, files, desktop };
+      const screens: SandboxScreens = {
+        async configure(config) {
+          await running(ref);
+          await writeGatewayKeys(machineDir(ref), config);
+        },
+        async revoke(rules) {
+          await appendRevocations(machineDir(ref), rules);
+          return { closed: (await hosted(ref))?.revoke(rules) ?? 0 };
+        },
+        async check(ticket) {
+          const verdict = await checkFakeTicket(machineDir(ref), await load(ref), ticket);
+          return verdict.ok ? { ok: true } : { ok: false, reason: verdict.reason };
+        },
+        async target() {
+          await running(ref);
+          return (await gatewayFor(ref)).target();
+        },
+      };
+
+      return {
+        ref,
+        exec,
+        files,
+        desktop,
+        screens,
+        async connectTerminal(request) {
+          const machine = await running(ref);
+          const cwd = normalizeWorkspacePath(request.cwd);
+          machine.terminals = { ...machine.terminals, [request.botId]: { cwd } };
+          await save(ref, machine);
+          return { sessions: (await hosted(ref))?.sessions(request.botId) ?? 0 };
+        },
+        async stopTerminal(request) {
+          const machine = await load(ref);
+          if (machine?.terminals) {
+            if (request.botId === undefined) machine.terminals = {};
+            else delete machine.terminals[request.botId];
+            await save(ref, machine);
+          }
+          return { closed: (await hosted(ref))?.stop(request.botId) ?? 0 };
+        },
+      };
     },
   };
   return provider;
