@@ -5,6 +5,9 @@ import { useEffect, useRef, useState } from "react";
 import { api, errorMessage, RakazoApiError, sameOriginPath } from "./api.ts";
 import { useT } from "./i18n.ts";
 
+/** Characters kept while the shell connects; more is dropped. */
+const PENDING_INPUT_MAX = 4096;
+
 const CELL = { width: 9, height: 17 };
 
 /**
@@ -45,8 +48,12 @@ export function Shell(props: { computerId: string; botId: string; visible: boole
     };
     const observer = new ResizeObserver(resize);
     observer.observe(host.current);
+    // Keys typed while the shell connects are kept (bounded) and sent once it opens, so the
+    // first command is not cut off.
+    let pending = "";
     const input = terminal.onData((data) => {
       if (socket?.readyState === WebSocket.OPEN) socket.send(terminalData(data));
+      else if (pending.length + data.length <= PENDING_INPUT_MAX) pending += data;
     });
 
     const connect = async () => {
@@ -64,6 +71,8 @@ export function Shell(props: { computerId: string; botId: string; visible: boole
         retries = 0;
         setNote(undefined);
         resize();
+        if (pending) ws.send(terminalData(pending));
+        pending = "";
         terminal.focus();
       };
       ws.onmessage = (event) => {
