@@ -94,6 +94,9 @@ describe.skipIf(missing.length > 0)(
       system = await startScreenSystem({ provider });
       tenant = await system.tenant("lea");
       computerId = await system.runningComputer(tenant.spaceId, tenant.token);
+      // The bot's desktop is started here, not inside the 3 s lease of the first test: a cold
+      // Xvfb + Chromium start can take longer than that lease on a busy host.
+      await rpc("computer/observe", {});
     }, 120_000);
 
     afterAll(async () => {
