@@ -69,9 +69,14 @@ describe.skipIf(gate.skip)(gate.title, () => {
     expect(token.length).toBeGreaterThan(12);
     registerLogSecret(token, "daytona preview token");
     expect(target.url).not.toContain(token);
-    // The gateway answers through the preview link only with the header.
-    expect((await fetch(`${target.url}/v1/screen`)).status).toBe(401);
-    expect((await fetch(`${target.url}/v1/screen`, { headers: { ...target.headers } })).status).not.toBe(401);
+    // The gateway answers through the preview link only with the header: without it the
+    // preview proxy refuses; with it the request reaches the gateway, which (given no screen
+    // ticket) answers with its own refusal reason.
+    const bare = await fetch(`${target.url}/v1/screen`);
+    expect(bare.status).toBe(401);
+    expect(await bare.text()).not.toContain("missing_ticket");
+    const viaPreview = await fetch(`${target.url}/v1/screen`, { headers: { ...target.headers } });
+    expect(await viaPreview.json()).toEqual({ ok: false, reason: "missing_ticket" });
     // What the system logs about screens and failures: the target, an error after a stop.
     log.info("screen.target", { "screen.target": target });
     await provider.stop(ref);

@@ -140,7 +140,8 @@ describe.skipIf(downloads.skip)(downloads.title, () => {
     } finally {
       await rm(workspace, { recursive: true, force: true });
     }
-  });
+    // A real Chromium start: far above the unit project's 5 s default on a busy host.
+  }, 60_000);
 
   it("names downloads safely", () => {
     expect(safeDownloadName("../../etc/passwd")).toBe("passwd");
