@@ -2,7 +2,8 @@
 # Installs the host tools the test suites launch, when missing, on a Debian/Ubuntu machine:
 # Chromium at /usr/bin/chromium (playwright-core and the page-method tests launch it), and the
 # desktop stack the host supervisor runs (Xvfb, x11vnc, xdotool) with a font for text pages,
-# Debian's docker-compose (v1) and mmdebstrap for the compose suite (offline image builds).
+# Debian's docker-compose (v1) and mmdebstrap for the compose suite (offline image builds), and
+# libnss-wrapper for the PTY server's host test.
 # Idempotent and fast when everything is present (no apt call at all). Docker is installed by
 # scripts/docker-engine.sh. Under CI=true a suite whose tool is still missing fails, naming it.
 set -euo pipefail
@@ -16,6 +17,8 @@ declare -A NEEDED=(
   [/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf]=fonts-dejavu-core
   [docker-compose]=docker-compose
   [mmdebstrap]=mmdebstrap
+  # The PTY server's host test names a passwd-less shell uid through nss_wrapper (TRM-5).
+  [/usr/lib/x86_64-linux-gnu/libnss_wrapper.so]=libnss-wrapper
 )
 
 missing=()

@@ -31,7 +31,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type GatewaySlot, ScreenGateway, TICKET_HEADER } from "./screen-gateway.ts";
 import { openTerminal, type TerminalClient } from "./testing/terminal-client.ts";
 
-const gate = requireTools("PTY server beside the gateway", ["python3", "bash"]);
+const gate = requireTools("PTY server beside the gateway", [
+  "python3",
+  "bash",
+  // As root the shell's uid has no passwd entry and is named through nss_wrapper (TRM-5).
+  ...(process.getuid?.() === 0 ? ["/usr/lib/x86_64-linux-gnu/libnss_wrapper.so"] : []),
+]);
 const master = randomBytes(32);
 const COMPUTER = "cmp_terminaltest000000";
 const key = deriveScreenKey(master, "gateway", COMPUTER);
