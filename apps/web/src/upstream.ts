@@ -5,18 +5,8 @@
  */
 import http from "node:http";
 import https from "node:https";
-import { type ScreenGatewayTarget as GatewayTarget, TICKET_HEADER } from "@rakazo/protocol";
+import { type ScreenGatewayTarget as GatewayTarget, gatewayUrl, TICKET_HEADER } from "@rakazo/protocol";
 import WebSocket from "ws";
-
-/**
- * `path` under the target's base URL, keeping the base's query: Boat's protected port hosting
- * admits only a `_token` query parameter, so the base may carry one (server-side only, SCR-4).
- */
-function gatewayUrl(base: string, path: string): URL {
-  const url = new URL(base);
-  url.pathname = `${url.pathname.replace(/\/$/, "")}${path}`;
-  return url;
-}
 
 /** `GET /v1/screen` on the gateway: its HTTP status (200 when the ticket would be served). */
 export function gatewayStatus(target: GatewayTarget, ticket: string, timeoutMs = 5000): Promise<number> {

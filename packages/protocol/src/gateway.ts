@@ -39,3 +39,14 @@ export type ScreenGatewayTarget =
       readonly url: string;
       readonly headers?: Readonly<Record<string, string>>;
     };
+
+/**
+ * `path` under an HTTP target's base URL, keeping the base's path and query: Boat's protected
+ * port hosting admits only a `_token` query parameter, so the base may carry one (server-side
+ * only, SCR-4). `new URL(path, base)` would drop both.
+ */
+export function gatewayUrl(base: string, path: string): URL {
+  const url = new URL(base);
+  url.pathname = `${url.pathname.replace(/\/$/, "")}${path}`;
+  return url;
+}

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import { Readable } from "node:stream";
-import { TICKET_HEADER } from "@rakazo/protocol";
+import { gatewayUrl, TICKET_HEADER } from "@rakazo/protocol";
 import {
   gatewayKeysFor,
   gatewayTicket,
@@ -97,7 +97,7 @@ function gatewayStatus(target: ScreenGatewayTarget, ticket: string): Promise<num
             agent: false,
             timeout: 10_000,
           })
-        : http.request(new URL("/v1/screen", target.url), {
+        : http.request(gatewayUrl(target.url, "/v1/screen"), {
             headers: { ...target.headers, ...headers },
             agent: false,
             timeout: 10_000,
