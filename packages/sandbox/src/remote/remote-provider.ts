@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { extractArchive, packDirectory } from "../archive.ts";
 import { isSandboxError, SandboxError } from "../errors.ts";
+import { fileFailure } from "../file-script-exits.ts";
 import { parseListing } from "../listing.ts";
 import { normalizeWorkspacePath } from "../paths.ts";
 import type {
@@ -38,7 +39,7 @@ import { commandTransport, type SupervisorTransport } from "../supervisor-client
 import { persistentToolEnv } from "../tool-env.ts";
 import { commandLine, quote } from "./shell.ts";
 import { type RemoteBackend, type RemoteMachine, StaleMachineError } from "./surface.ts";
-import { fileCommand, fileFailure } from "./workspace-script.ts";
+import { fileCommand } from "./workspace-script.ts";
 
 export interface RemoteProviderOptions {
   readonly backend: RemoteBackend;

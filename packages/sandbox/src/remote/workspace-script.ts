@@ -4,18 +4,8 @@
  * `realpath` and confined to the workspace, as the Docker adapter does (workspace-files.ts), so a
  * symlink planted by the computer is refused with INVALID_PATH instead of followed out of it.
  */
-import { SandboxError } from "../errors.ts";
+import { FILE_EXIT } from "../file-script-exits.ts";
 import { quote } from "./shell.ts";
-
-/** Exit codes of the script; anything else is a provider error. */
-const FILE_EXIT = {
-  outside: 40,
-  notFound: 41,
-  notDirectory: 42,
-  tooLarge: 43,
-  isDirectory: 44,
-  notFile: 45,
-} as const;
 
 function script(workspace: string): string {
   return `
@@ -75,27 +65,4 @@ exit 2
 
 export function fileCommand(workspace: string, op: string, rel: string, arg = ""): string {
   return `/bin/sh -c ${quote(script(workspace))} rakazo-files ${quote(op)} ${quote(rel)} ${quote(arg)}`;
-}
-
-export function fileFailure(code: number, op: string, rel: string, stderr: string): SandboxError {
-  const shown = JSON.stringify(rel);
-  switch (code) {
-    case FILE_EXIT.outside:
-      return new SandboxError("INVALID_PATH", `${shown} resolves outside the workspace`);
-    case FILE_EXIT.notFound:
-      return new SandboxError("FILE_NOT_FOUND", `${shown} does not exist`);
-    case FILE_EXIT.notDirectory:
-      return new SandboxError("NOT_A_DIRECTORY", `${shown} (or a parent) is not a directory`);
-    case FILE_EXIT.tooLarge:
-      return new SandboxError("FILE_TOO_LARGE", `${shown} is larger than the allowed size`);
-    case FILE_EXIT.isDirectory:
-      return new SandboxError("INVALID_PATH", `${shown} is a directory`);
-    case FILE_EXIT.notFile:
-      return new SandboxError("INVALID_PATH", `${shown} is not a regular file`);
-    default:
-      return new SandboxError(
-        "SANDBOX_PROVIDER_ERROR",
-        `${op} ${shown} failed (${code}): ${stderr.trim().slice(0, 500)}`,
-      );
-  }
 }

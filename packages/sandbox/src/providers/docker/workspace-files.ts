@@ -20,21 +20,12 @@ import type { Readable } from "node:stream";
 import type Docker from "dockerode";
 import { extractArchive } from "../../archive.ts";
 import { SandboxError } from "../../errors.ts";
+import { FILE_EXIT, fileFailure } from "../../file-script-exits.ts";
 import { parseListing } from "../../listing.ts";
 import { normalizeWorkspacePath } from "../../paths.ts";
 import type { SandboxFiles } from "../../provider.ts";
 import { WORKSPACE_DIR, WORKSPACE_GID, WORKSPACE_UID } from "./container-spec.ts";
 import { mapDockerError, runExec, startExecStream } from "./docker-exec.ts";
-
-/** Exit codes of the file script; anything else is a provider error. */
-const EXIT = {
-  outside: 40,
-  notFound: 41,
-  notDirectory: 42,
-  tooLarge: 43,
-  isDirectory: 44,
-  notFile: 45,
-} as const;
 
 /**
  * `$1` = operation, `$2` = workspace-relative path ("" = root), `$3` = operation argument.
@@ -43,28 +34,28 @@ const EXIT = {
 const FILE_SCRIPT = `
 W=${WORKSPACE_DIR}
 t="$W\${2:+/$2}"
-inside() { case "$1" in "$W"|"$W"/*) return 0;; *) exit ${EXIT.outside};; esac; }
+inside() { case "$1" in "$W"|"$W"/*) return 0;; *) exit ${FILE_EXIT.outside};; esac; }
 case "$1" in
 read)
-  p=$(realpath -e -- "$t" 2>/dev/null) || exit ${EXIT.notFound}
+  p=$(realpath -e -- "$t" 2>/dev/null) || exit ${FILE_EXIT.notFound}
   inside "$p"
-  [ -d "$p" ] && exit ${EXIT.isDirectory}
-  [ -f "$p" ] || exit ${EXIT.notFile}
-  size=$(stat -c %s -- "$p") || exit ${EXIT.notFound}
-  [ "$size" -le "$3" ] || exit ${EXIT.tooLarge}
+  [ -d "$p" ] && exit ${FILE_EXIT.isDirectory}
+  [ -f "$p" ] || exit ${FILE_EXIT.notFile}
+  size=$(stat -c %s -- "$p") || exit ${FILE_EXIT.notFound}
+  [ "$size" -le "$3" ] || exit ${FILE_EXIT.tooLarge}
   exec cat -- "$p";;
 list)
-  p=$(realpath -e -- "$t" 2>/dev/null) || exit ${EXIT.notFound}
+  p=$(realpath -e -- "$t" 2>/dev/null) || exit ${FILE_EXIT.notFound}
   inside "$p"
-  [ -d "$p" ] || exit ${EXIT.notDirectory}
+  [ -d "$p" ] || exit ${FILE_EXIT.notDirectory}
   cd -- "$p" && exec find . -mindepth 1 -maxdepth 1 -printf '%y\\t%s\\t%T@\\t%P\\0';;
 write)
-  p=$(realpath -m -- "$t") || exit ${EXIT.notFound}
+  p=$(realpath -m -- "$t") || exit ${FILE_EXIT.notFound}
   inside "$p"
-  [ "$p" = "$W" ] && exit ${EXIT.isDirectory}
-  [ -d "$p" ] && exit ${EXIT.isDirectory}
+  [ "$p" = "$W" ] && exit ${FILE_EXIT.isDirectory}
+  [ -d "$p" ] && exit ${FILE_EXIT.isDirectory}
   d=$(dirname -- "$p")
-  mkdir -p -- "$d" 2>/dev/null || exit ${EXIT.notDirectory}
+  mkdir -p -- "$d" 2>/dev/null || exit ${FILE_EXIT.notDirectory}
   tmp="$d/.rakazo-write.$$"
   if cat >"$tmp" && mv -f -- "$tmp" "$p"; then exit 0; fi
   rm -f -- "$tmp"; exit 1;;
@@ -86,26 +77,6 @@ function fileScript(op: string, rel: string, arg = ""): string[] {
   return ["/bin/sh", "-c", FILE_SCRIPT, "rakazo-files", op, rel, arg];
 }
 
-function failure(code: number, op: string, rel: string, stderr: string): SandboxError {
-  const shown = JSON.stringify(rel);
-  switch (code) {
-    case EXIT.outside:
-      return new SandboxError("INVALID_PATH", `${shown} resolves outside the workspace`);
-    case EXIT.notFound:
-      return new SandboxError("FILE_NOT_FOUND", `${shown} does not exist`);
-    case EXIT.notDirectory:
-      return new SandboxError("NOT_A_DIRECTORY", `${shown} (or a parent) is not a directory`);
-    case EXIT.tooLarge:
-      return new SandboxError("FILE_TOO_LARGE", `${shown} is larger than the allowed size`);
-    case EXIT.isDirectory:
-      return new SandboxError("INVALID_PATH", `${shown} is a directory`);
-    case EXIT.notFile:
-      return new SandboxError("INVALID_PATH", `${shown} is not a regular file`);
-    default:
-      return new SandboxError("SANDBOX_PROVIDER_ERROR", `${op} ${shown} failed (${code}): ${stderr.trim()}`);
-  }
-}
-
 export function createWorkspaceFiles(docker: Docker, ref: string): SandboxFiles {
   const run = async (op: string, rel: string, arg?: string, stdin?: string | Uint8Array) => {
     const result = await runExec(docker, ref, {
@@ -113,7 +84,7 @@ export function createWorkspaceFiles(docker: Docker, ref: string): SandboxFiles 
       cwd: "/",
       ...(stdin !== undefined ? { stdin } : {}),
     });
-    if (result.exitCode !== 0) throw failure(result.exitCode, op, rel, result.stderr.toString());
+    if (result.exitCode !== 0) throw fileFailure(result.exitCode, op, rel, result.stderr.toString());
     return result.stdout;
   };
 
@@ -138,7 +109,7 @@ export function createWorkspaceFiles(docker: Docker, ref: string): SandboxFiles 
 
     exportWorkspace(): Promise<Readable> {
       return startExecStream(docker, ref, { argv: fileScript("export", ""), cwd: "/" }, (code, stderr) =>
-        failure(code, "export", "", stderr),
+        fileFailure(code, "export", "", stderr),
       );
     },
 
