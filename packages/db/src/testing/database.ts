@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
  */
 import postgres from "postgres";
 import { inject } from "vitest";
-import { connectDatabase, type Database } from "../client.ts";
+import { connectDatabase, type Database, migrateDatabase } from "../client.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -28,18 +28,30 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh, migrated database cloned from the run's template. */
+/**
+ * What the global setup provided; outside vitest (`pnpm bench` reuses the test systems) there is
+ * no template, so the database is migrated from nothing on the default test server.
+ */
+function provided(): { adminUrl: string; template?: string } {
+  try {
+    return { adminUrl: inject("testDatabaseAdminUrl"), template: inject("testDatabaseTemplate") };
+  } catch {
+    return { adminUrl: "postgres://postgres@127.0.0.1:5432/postgres" };
+  }
+}
+
+/** A fresh, migrated database cloned from the run's template (or migrated, outside vitest). */
 export async function createTestDatabase(): Promise<TestDatabase> {
-  const adminUrl = inject("testDatabaseAdminUrl");
-  const template = inject("testDatabaseTemplate");
-  const name = `rakazo_test_${template.split("_").pop()}_${randomBytes(5).toString("hex")}`;
+  const { adminUrl, template } = provided();
+  const name = `rakazo_test_${template?.split("_").pop() ?? "bench"}_${randomBytes(5).toString("hex")}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   try {
-    await admin.unsafe(`create database ${name} template ${template}`);
+    await admin.unsafe(`create database ${name}${template ? ` template ${template}` : ""}`);
   } finally {
     await admin.end();
   }
   const url = databaseUrl(adminUrl, name);
+  if (!template) await migrateDatabase(url);
   const handle = connectDatabase(url, { max: 5 });
   return {
     url,
