@@ -152,10 +152,22 @@ describe.skipIf(unavailable !== undefined)("desktop admission on a 1 GiB Docker 
         `live: ${live}`,
       ).toBe(true);
       for (const botId of started.slice(2)) expect(live).toContain(botId);
-      // With no idle uncontrolled screen left, the next one is refused again, not queued.
-      await desktop.setControlled("newcomer", true);
+      // With every screen controlled, new bots fill what eviction freed (evicting two idle
+      // desktops can leave room for one more) and then are refused again, not queued, and no
+      // controlled desktop is given up for them.
       for (const botId of live) await desktop.setControlled(botId, true);
-      await expect(desktop.observe("late")).rejects.toMatchObject({ code: "MULTI_SCREEN_UNAVAILABLE" });
+      let lateRefusal: unknown;
+      for (let i = 0; i < MAX_BOTS && lateRefusal === undefined; i += 1) {
+        try {
+          await desktop.observe(`late-${i}`);
+          await desktop.setControlled(`late-${i}`, true);
+        } catch (error) {
+          lateRefusal = error;
+        }
+      }
+      expect(isSandboxError(lateRefusal, "MULTI_SCREEN_UNAVAILABLE"), String(lateRefusal)).toBe(true);
+      const after = (await desktop.list()).map((slot) => slot.botId);
+      for (const botId of live) expect(after).toContain(botId);
     } finally {
       drift.stop();
     }
