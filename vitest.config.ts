@@ -1,9 +1,14 @@
 import { defineConfig } from "vitest/config";
+import LongFirstSequencer from "./tests/setup/long-first.ts";
 
 // Projects: `unit` needs nothing; `integration` needs the real Postgres (and Docker where a
 // suite says so). Both run in the README's test command.
+const SOLO = ["tests/docker/desktop-capacity.docker.test.ts"];
+
 export default defineConfig({
   test: {
+    // Known-long Docker suites start first in their lanes (tests/setup/long-first.ts).
+    sequence: { sequencer: LongFirstSequencer },
     projects: [
       {
         test: {
@@ -24,14 +29,32 @@ export default defineConfig({
         },
       },
       {
+        // Real containers and desktops, two files at a time once unit and integration are done:
+        // much of a Docker suite's time is spent waiting (container starts, a 65 s command, a
+        // page loading in a desktop), which the other lane fills. Each suite owns its display
+        // range, labels and names, so two never collide.
         test: {
           name: "docker",
           include: ["{apps,packages,infra}/**/src/**/*.docker.test.ts", "tests/**/*.docker.test.ts"],
-          exclude: ["**/node_modules/**"],
+          exclude: ["**/node_modules/**", ...SOLO],
           globalSetup: ["tests/setup/postgres.ts", "apps/web/src/testing/build-app.ts"],
           testTimeout: 120_000,
           hookTimeout: 180_000,
-          fileParallelism: false,
+          maxWorkers: 2,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        // Suites that bound this process's own latency (timer drift, observe/exec at a limit)
+        // run last and alone: a neighbour's load must not read as the computer stalling.
+        test: {
+          name: "docker-solo",
+          include: SOLO,
+          globalSetup: ["tests/setup/postgres.ts", "apps/web/src/testing/build-app.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
         },
       },
     ],
