@@ -82,7 +82,7 @@ describe.skipIf(unavailable !== undefined)("120 bots' profiles on one Docker com
     if (!page || !desktop) throw new Error("the Docker provider wires desktops and page tools");
     /**
      * One visit; a desktop that did not come up in time (the shared 2-core test host can starve
-     * a Chromium start past the supervisor's 30 s readiness bound) is retried once, and counted.
+     * a Chromium start past the supervisor's 60 s readiness bound) is retried once, and counted.
      */
     let retries = 0;
     const visit = async (botId: string) => {

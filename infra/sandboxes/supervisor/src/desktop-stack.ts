@@ -58,6 +58,14 @@ export interface ProcessLauncherOptions {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * How long a Chromium start may take before the desktop is refused (DESKTOP_UNAVAILABLE). A cold
+ * start takes 1–3 s on an idle computer, but a computer sharing two busy cores with its
+ * neighbours was seen past 30 s; a minute still refuses a start that hangs, within the 120 s
+ * the host gives one supervisor call.
+ */
+const CHROMIUM_READY_MS = 60_000;
+
 async function waitFor(
   what: string,
   check: () => boolean | Promise<boolean>,
@@ -253,7 +261,7 @@ export function processLauncher(options: ProcessLauncherOptions = {}): StackLaun
           await waitFor(
             `Chromium on :${plan.display}`,
             () => devtoolsReady(plan.debugPort),
-            30_000,
+            CHROMIUM_READY_MS,
             children.chromium,
           );
           return true;
@@ -308,7 +316,7 @@ export function processLauncher(options: ProcessLauncherOptions = {}): StackLaun
         await waitFor(
           `Chromium on :${plan.display}`,
           () => devtoolsReady(plan.debugPort),
-          30_000,
+          CHROMIUM_READY_MS,
           children.chromium,
         );
 
