@@ -5,6 +5,7 @@
  * 200 ms for 1.5 s — so a kill shows as a lapsed lease within seconds (OPS-4). With
  * `TEST_PROVISION=hang` its provider's provision never returns, `TEST_HANG=destroy` its destroy,
  * `TEST_HANG=export` a workspace export — so a kill lands inside that stage of an operation.
+ * `TEST_SLOW_PROVISION_MS` delays every provision, so a fault (a Postgres restart) lands inside it.
  * The worker beats its heartbeat every 200 ms (OPS-5).
  */
 import { randomBytes } from "node:crypto";
@@ -42,7 +43,14 @@ function hanging<T extends object>(
   });
 }
 const hang = process.env.TEST_PROVISION === "hang" ? "provision" : process.env.TEST_HANG;
+const slowMs = Number(process.env.TEST_SLOW_PROVISION_MS ?? 0);
 const provider: SandboxProvider = hanging(fake, hang, {
+  provision:
+    (provision: SandboxProvider["provision"]) =>
+    async (...args: Parameters<SandboxProvider["provision"]>) => {
+      await new Promise((done) => setTimeout(done, slowMs));
+      return provision(...args);
+    },
   sandbox: (open: (ref: string) => Sandbox) => (ref: string) =>
     hanging(open(ref), undefined, {
       files: (files: Sandbox["files"]) => hanging(files, hang === "export" ? "exportWorkspace" : undefined),
