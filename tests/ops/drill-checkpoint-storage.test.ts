@@ -48,7 +48,9 @@ async function computerWithRevisionOne(system: TestSystem, store: AgentHomeStore
 }
 
 const row = async (system: TestSystem, id: string) =>
-  (await system.ctx.db.select().from(computers).where(eq(computers.id, id)))[0] as typeof computers.$inferSelect;
+  (
+    await system.ctx.db.select().from(computers).where(eq(computers.id, id))
+  )[0] as typeof computers.$inferSelect;
 
 /** Requests a stop and waits for its operation to end; returns the operation and its job's retries. */
 async function stop(system: TestSystem, token: string, computerId: string) {
@@ -86,7 +88,10 @@ describe("drill: the disk fills during a checkpoint", () => {
     const store = new LocalAgentHomeStore({ dataDir: mount as string });
     system = await createTestSystem({ homes: () => store });
     await system.startWorker();
-    const { tenant, computerId, homeKey, revisionOne, sandbox } = await computerWithRevisionOne(system, store);
+    const { tenant, computerId, homeKey, revisionOne, sandbox } = await computerWithRevisionOne(
+      system,
+      store,
+    );
 
     await (await sandbox()).files.write("data/huge.bin", randomBytes(8 * 1024 * 1024));
     const started = performance.now();
@@ -111,7 +116,11 @@ describe("drill: the disk fills during a checkpoint", () => {
     recordFigures("drill-disk-full", [
       { name: "time to a visible STORAGE_FULL failure", value: Math.round(toFailure), unit: "ms" },
       { name: "checkpoint attempts before failing", value: failed.attempts, unit: "attempts" },
-      { name: "time to save once space is freed", value: Math.round(performance.now() - recovered), unit: "ms" },
+      {
+        name: "time to save once space is freed",
+        value: Math.round(performance.now() - recovered),
+        unit: "ms",
+      },
       { name: "revisions lost or half-written", value: 0, unit: "revisions", target: "= 0" },
     ]);
   }, 180_000);
@@ -147,7 +156,10 @@ describe("drill: the S3 store is unreachable at checkpoint time", () => {
     });
     await system.startWorker();
     if (!store) throw new Error("no store");
-    const { tenant, computerId, homeKey, revisionOne, sandbox } = await computerWithRevisionOne(system, store);
+    const { tenant, computerId, homeKey, revisionOne, sandbox } = await computerWithRevisionOne(
+      system,
+      store,
+    );
     const bucket = new ObjectAgentHomeStore({ dataDir: join(system.dataDir, "direct"), storage: direct });
     const stored = async () => {
       const keys: string[] = [];
@@ -183,7 +195,11 @@ describe("drill: the S3 store is unreachable at checkpoint time", () => {
     recordFigures("drill-s3-unreachable", [
       { name: "time to a visible STORAGE_ERROR failure", value: Math.round(toFailure), unit: "ms" },
       { name: "checkpoint attempts before failing", value: failed.attempts, unit: "attempts" },
-      { name: "time to save once the store is back", value: Math.round(performance.now() - recovered), unit: "ms" },
+      {
+        name: "time to save once the store is back",
+        value: Math.round(performance.now() - recovered),
+        unit: "ms",
+      },
       { name: "objects half-written", value: 0, unit: "objects", target: "= 0" },
     ]);
   }, 180_000);

@@ -54,7 +54,12 @@ beforeAll(async () => {
   api = `http://127.0.0.1:${port}`;
   await eventually(async () => {
     if (apiChild.process.exitCode !== null) throw new Error(`api exited:\n${apiChild.output.join("")}`);
-    return (await fetch(`${api}/health`).then((r) => r.ok, () => false)) || undefined;
+    return (
+      (await fetch(`${api}/health`).then(
+        (r) => r.ok,
+        () => false,
+      )) || undefined
+    );
   }, 60_000);
   children.push(
     await startTestWorker({
