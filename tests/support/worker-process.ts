@@ -6,7 +6,9 @@
  * `TEST_PROVISION=hang` its provider's provision never returns, `TEST_HANG=destroy` its destroy,
  * `TEST_HANG=export` a workspace export — so a kill lands inside that stage of an operation.
  * `TEST_SLOW_PROVISION_MS` delays every provision, so a fault (a Postgres restart) lands inside it.
- * The worker beats its heartbeat every 200 ms (OPS-5).
+ * The worker beats its heartbeat every 200 ms (OPS-5). `TEST_SWEEP_MS` turns on the idle sweeper
+ * (one hour idle timeout; tests age `last_activity_at`) and the operations reconciler (queued
+ * grace 3 s) at that interval — the replica test races them across processes.
  */
 import { randomBytes } from "node:crypto";
 import { fauxAssistantMessage, fauxToolCall, registerFauxProvider } from "@mariozechner/pi-ai";
@@ -65,10 +67,22 @@ const runtime = await createRuntime({
   homes: { store: new LocalAgentHomeStore({ dataDir: rootDir }), keys: new LocalKeyWrapper(masterKey) },
   ...(process.env.TEST_AGENT === "stuck" ? { agentModel: "faux:stuck" } : {}),
 });
+const sweepMs = Number(process.env.TEST_SWEEP_MS ?? 0);
 await startWorker({
   runtime,
   heartbeatMs: 200,
   pollingIntervalSeconds: 0.5,
+  ...(sweepMs
+    ? {
+        idle: { idleTimeoutMs: 3_600_000, takeoverAwakeMs: 0, sweepIntervalMs: sweepMs },
+        reconciler: {
+          intervalMs: sweepMs,
+          queuedGraceMs: 3_000,
+          runGraceMs: 60_000,
+          workerSilenceMs: 600_000,
+        },
+      }
+    : {}),
   ...(process.env.TEST_AGENT === "stuck"
     ? {
         agent: {
