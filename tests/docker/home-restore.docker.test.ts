@@ -10,8 +10,8 @@
 // with the cookie intact. Its recovery time goes to the bench report.
 import { execFile } from "node:child_process";
 import { rm } from "node:fs/promises";
-import { promisify } from "node:util";
 import { Writable } from "node:stream";
+import { promisify } from "node:util";
 import { ObjectAgentHomeStore } from "@rakazo/homes";
 import { startTestS3Server, type TestS3Server } from "@rakazo/homes/testing";
 import { createProvider, DOCKER_HOME_GID, DOCKER_HOME_UID } from "@rakazo/sandbox";

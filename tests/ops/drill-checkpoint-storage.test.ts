@@ -13,8 +13,9 @@
  *
  * Time to a visible failure, attempts and time to save after recovery go to the bench report.
  */
-import { randomBytes } from "node:crypto";
+
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

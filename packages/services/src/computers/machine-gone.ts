@@ -14,11 +14,10 @@ import type { ServiceContext } from "../context.ts";
 import type { ComputerRow } from "./access.ts";
 import { enqueueOperation, recordOperation } from "./operations.ts";
 
-export const MACHINE_GONE_ERROR =
-  "COMPUTER_GONE: the machine disappeared; a replacement is being provisioned";
+const MACHINE_GONE_ERROR = "COMPUTER_GONE: the machine disappeared; a replacement is being provisioned";
 
 /** Queues the replacement of a running computer's vanished machine; false if not (or not ours). */
-export async function replaceGoneMachine(ctx: ServiceContext, computer: ComputerRow): Promise<boolean> {
+async function replaceGoneMachine(ctx: ServiceContext, computer: ComputerRow): Promise<boolean> {
   const ref = computer.providerRef;
   if (computer.state !== "running" || !ref || computer.providerKind !== ctx.provider.kind) return false;
   // A transient error must not cost a live machine: only a machine the provider says is missing.
