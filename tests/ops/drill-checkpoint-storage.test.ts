@@ -72,7 +72,11 @@ async function stop(system: TestSystem, token: string, computerId: string) {
   return { ...operation, attempts: (job?.retry_count ?? 0) + 1 };
 }
 
-describe("drill: the disk fills during a checkpoint", () => {
+// Mounting the small tmpfs needs root: skipped only locally without it; under CI=true it runs
+// (and fails loudly if it cannot mount).
+const canMount = process.getuid?.() === 0 || process.env.CI === "true";
+
+describe.skipIf(!canMount)("drill: the disk fills during a checkpoint", () => {
   let mount: string | undefined;
   let system: TestSystem | undefined;
   afterAll(async () => {
