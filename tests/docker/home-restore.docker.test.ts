@@ -4,13 +4,20 @@
 // container AND the local home cache are destroyed, so only the bucket holds the workspace;
 // `computer/start` creates a replacement container whose home provision brings back from S3
 // (PER-2, PRV-3) → byte-identical files, a writable home and the same browser profile.
+// Then the fault drill (issue 22 item 6): a run's checkpoint, and the container deleted
+// (`docker rm -f`) under the running computer together with the host's home cache; the next use
+// answers COMPUTER_GONE and queues a replacement, which restores that checkpoint byte-identically
+// with the cookie intact. Its recovery time goes to the bench report.
+import { execFile } from "node:child_process";
 import { rm } from "node:fs/promises";
 import { Writable } from "node:stream";
+import { promisify } from "node:util";
 import { ObjectAgentHomeStore } from "@rakazo/homes";
 import { startTestS3Server, type TestS3Server } from "@rakazo/homes/testing";
 import { createProvider, DOCKER_HOME_GID, DOCKER_HOME_UID } from "@rakazo/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COMPUTER_IMAGE } from "../support/docker.ts";
+import { recordFigures } from "../support/figures.ts";
 import { createTestSystem, eventually, runningComputer, type TestSystem } from "../support/system.ts";
 import { requireDocker } from "../support/tools.ts";
 
@@ -131,6 +138,9 @@ describe.skipIf(gate.skip)(gate.title, () => {
     `printf '%s' '${KNOWN}' > notes.txt`,
     "chmod 0750 docs/blob.bin",
   ].join(" && ");
+  /** Every workspace file's hash, browser profiles aside. */
+  const TREE =
+    "set -eo pipefail; find . -path ./.browser-profiles -prune -o -type f -print0 | sort -z | xargs -0 sha256sum";
   const FINGERPRINT =
     "set -eo pipefail; find . -path ./.browser-profiles -prune -o -type f -print0 | sort -z | xargs -0 sha256sum; stat -c '%a %n' docs/blob.bin";
 
@@ -191,5 +201,62 @@ describe.skipIf(gate.skip)(gate.title, () => {
     // The browser profile survived: the cookie set before is sent on a revisit.
     await startFixtureServer();
     expect(await visit("/check")).toBe(COOKIE);
+  });
+
+  it("drill: a container deleted under the live computer is replaced on next use and restored", async () => {
+    // The last checkpoint: a run ends and its checkpoint saves the workspace (PER-2).
+    await exec("echo drill > drill.txt");
+    const before = await exec(TREE);
+    const start = await system.rpc("run/start", { computerId, botId: tenant.botId }, tenant.token);
+    expect(start.status, JSON.stringify(start.json)).toBe(200);
+    const { run, lease } = start.json.result;
+    const previous = (await computerRow())?.homeRevision ?? 0;
+    await system.rpc("run/complete", { runId: run.id, fencingToken: lease.fencingToken }, tenant.token);
+    const saved = await eventually(async () => {
+      const current = await computerRow();
+      return current && current.homeRevision > previous ? current : undefined;
+    }, 60_000);
+
+    // The machine goes: its container, and the host's home cache with it (only S3 is left).
+    const deleted = performance.now();
+    const deletedAt = new Date();
+    await promisify(execFile)("docker", ["rm", "-f", saved.providerRef as string]);
+    await rm(store.homeDir(saved.homeKey), { recursive: true, force: true });
+
+    // The next use finds it gone and queues the replacement.
+    const use = await system.rpc("computer/exec", { computerId, argv: ["true"] }, tenant.token);
+    expect(use.status, JSON.stringify(use.json)).toBe(409);
+    expect(use.json.error.code).toBe("COMPUTER_GONE");
+    const replaced = await eventually(async () => {
+      const current = await computerRow();
+      if (current?.state === "failed") throw new Error(`replacement failed: ${current.lastError}`);
+      return current?.state === "running" ? current : undefined;
+    }, 120_000);
+    const recoveredMs = performance.now() - deleted;
+    expect(replaced.providerRef).not.toBe(saved.providerRef);
+    expect(replaced.homeRevision).toBe(saved.homeRevision);
+    expect(await exec(TREE)).toBe(before);
+    await startFixtureServer();
+    expect(await visit("/check")).toBe(COOKIE);
+
+    const provisions = await system.ctx.db.query.computerOperations.findMany({
+      where: (o, { and, eq, gt }) =>
+        and(eq(o.computerId, computerId), eq(o.kind, "provision"), gt(o.createdAt, deletedAt)),
+    });
+    expect(provisions.map((o) => o.status)).toEqual(["succeeded"]);
+    recordFigures("drill-machine-deleted", [
+      {
+        name: "machine deleted → replacement running (Docker, restored from S3)",
+        value: Math.round(recoveredMs),
+        unit: "ms",
+      },
+      { name: "replacement provisions", value: provisions.length, unit: "operations", target: "= 1" },
+      {
+        name: "revisions lost",
+        value: saved.homeRevision - replaced.homeRevision,
+        unit: "revisions",
+        target: "= 0",
+      },
+    ]);
   });
 });

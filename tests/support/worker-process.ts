@@ -5,7 +5,10 @@
  * 200 ms for 1.5 s — so a kill shows as a lapsed lease within seconds (OPS-4). With
  * `TEST_PROVISION=hang` its provider's provision never returns, `TEST_HANG=destroy` its destroy,
  * `TEST_HANG=export` a workspace export — so a kill lands inside that stage of an operation.
- * The worker beats its heartbeat every 200 ms (OPS-5).
+ * `TEST_SLOW_PROVISION_MS` delays every provision, so a fault (a Postgres restart) lands inside it.
+ * The worker beats its heartbeat every 200 ms (OPS-5). `TEST_SWEEP_MS` turns on the idle sweeper
+ * (one hour idle timeout; tests age `last_activity_at`) and the operations reconciler (queued
+ * grace 3 s) at that interval — the replica test races them across processes.
  */
 import { randomBytes } from "node:crypto";
 import { fauxAssistantMessage, fauxToolCall, registerFauxProvider } from "@mariozechner/pi-ai";
@@ -42,7 +45,14 @@ function hanging<T extends object>(
   });
 }
 const hang = process.env.TEST_PROVISION === "hang" ? "provision" : process.env.TEST_HANG;
+const slowMs = Number(process.env.TEST_SLOW_PROVISION_MS ?? 0);
 const provider: SandboxProvider = hanging(fake, hang, {
+  provision:
+    (provision: SandboxProvider["provision"]) =>
+    async (...args: Parameters<SandboxProvider["provision"]>) => {
+      await new Promise((done) => setTimeout(done, slowMs));
+      return provision(...args);
+    },
   sandbox: (open: (ref: string) => Sandbox) => (ref: string) =>
     hanging(open(ref), undefined, {
       files: (files: Sandbox["files"]) => hanging(files, hang === "export" ? "exportWorkspace" : undefined),
@@ -57,10 +67,22 @@ const runtime = await createRuntime({
   homes: { store: new LocalAgentHomeStore({ dataDir: rootDir }), keys: new LocalKeyWrapper(masterKey) },
   ...(process.env.TEST_AGENT === "stuck" ? { agentModel: "faux:stuck" } : {}),
 });
+const sweepMs = Number(process.env.TEST_SWEEP_MS ?? 0);
 await startWorker({
   runtime,
   heartbeatMs: 200,
   pollingIntervalSeconds: 0.5,
+  ...(sweepMs
+    ? {
+        idle: { idleTimeoutMs: 3_600_000, takeoverAwakeMs: 0, sweepIntervalMs: sweepMs },
+        reconciler: {
+          intervalMs: sweepMs,
+          queuedGraceMs: 3_000,
+          runGraceMs: 60_000,
+          workerSilenceMs: 600_000,
+        },
+      }
+    : {}),
   ...(process.env.TEST_AGENT === "stuck"
     ? {
         agent: {

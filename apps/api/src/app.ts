@@ -1,6 +1,6 @@
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import { MAX_ATTACHMENT_BYTES } from "@rakazo/api-contract";
-import { pingDatabase } from "@rakazo/db";
+import { isDatabaseUnavailable, pingDatabase } from "@rakazo/db";
 import type { Logger } from "@rakazo/log";
 import {
   type ActivityFeed,
@@ -98,6 +98,11 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
         },
         HTTP_STATUS[error.code],
       );
+    }
+    if (isDatabaseUnavailable(error)) {
+      log.warn("http.database_unavailable", { path: c.req.path, error });
+      const message = "the database is unavailable; retry shortly";
+      return c.json({ error: { code: "DATABASE_UNAVAILABLE", message } }, 503);
     }
     log.error("http.unhandled_error", { path: c.req.path, error });
     return c.json({ error: { code: "INTERNAL", message: "internal error" } }, 500);

@@ -33,6 +33,7 @@ export const HTTP_STATUS: Record<
   OPERATION_IN_OTHER_SPACE: 403,
   OPERATION_NOT_INTERRUPTED: 409,
   OPERATION_IN_PROGRESS: 409,
+  DATABASE_UNAVAILABLE: 503,
   INTERNAL: 500,
 };
 
@@ -79,5 +80,7 @@ export const ERROR_MEANING: Record<AppErrorCode, string> = {
     "`computer/releaseInterrupted` for an operation that is not `interrupted` (`details.status`)",
   OPERATION_IN_PROGRESS:
     "the computer is reserved by an update or recovery (OPS-1): new runs, stop, start and takeover wait (`details.kind`, `details.stage`)",
+  DATABASE_UNAVAILABLE:
+    "Postgres could not be reached (restarting, down, connection dropped): retry; nothing was half-done by this request",
   INTERNAL: "a bug: the server logged it",
 };

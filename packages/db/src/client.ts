@@ -102,3 +102,32 @@ export function builtOnce<Q>(build: (db: Database) => Q): (db: Database) => Q {
     return query;
   };
 }
+
+/** postgres.js's own codes for a connection that is gone or could not be made. */
+const CONNECTION_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+]);
+
+/**
+ * Whether `error` (or a cause of it: drizzle wraps the driver's error) says the database could
+ * not be reached — refused, dropped, shutting down (57P01–57P03) or a class-08 connection
+ * failure — rather than that a query was wrong. Such a request can be retried once the server
+ * is back; the API answers it 503 `DATABASE_UNAVAILABLE` (issue 22 fault drills).
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let current = error, depth = 0; current && depth < 8; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && (CONNECTION_CODES.has(code) || /^(57P0[1-3]|08...)$/.test(code))) {
+      return true;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}

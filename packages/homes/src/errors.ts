@@ -22,19 +22,47 @@ export const HOME_ERROR_CODES = [
   "FILE_NOT_FOUND",
   "INVALID_PATH",
   "FILE_TOO_LARGE",
-  /** The object store answered with an error. */
+  /** The object store answered with an error, or did not answer in time (after the SDK's retries). */
   "STORAGE_ERROR",
+  /** The disk under `DATA_DIR` is full (`details.errno`: ENOSPC or EDQUOT); nothing was committed. */
+  "STORAGE_FULL",
 ] as const;
 export type HomeErrorCode = (typeof HOME_ERROR_CODES)[number];
 
 export class HomeStoreError extends Error {
   readonly code: HomeErrorCode;
+  readonly details: Record<string, unknown> | undefined;
   override readonly name = "HomeStoreError";
 
-  constructor(code: HomeErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(
+    code: HomeErrorCode,
+    message: string,
+    options?: { cause?: unknown; details?: Record<string, unknown> },
+  ) {
     super(message, options);
     this.code = code;
+    this.details = options?.details;
   }
+}
+
+const DISK_FULL = new Set(["ENOSPC", "EDQUOT"]);
+
+/**
+ * A full disk anywhere in `error`'s cause chain (an extraction wraps the write's error) becomes
+ * `STORAGE_FULL` naming the errno; anything else is returned as it was.
+ */
+export function diskFullAsHomeError(error: unknown, what: string): unknown {
+  for (let current = error, depth = 0; current && depth < 8; depth++) {
+    const errno = (current as { code?: unknown }).code;
+    if (typeof errno === "string" && DISK_FULL.has(errno)) {
+      return new HomeStoreError("STORAGE_FULL", `${what}: the disk under DATA_DIR is full (${errno})`, {
+        cause: error,
+        details: { errno, path: (current as { path?: unknown }).path },
+      });
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return error;
 }
 
 export function isHomeStoreError(error: unknown, code?: HomeErrorCode): error is HomeStoreError {

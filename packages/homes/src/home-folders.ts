@@ -9,7 +9,7 @@ import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { extractArchive, type FileOwner, isSandboxError, recoverInterruptedSwap } from "@rakazo/sandbox";
-import { HomeStoreError, isHomeStoreError } from "./errors.ts";
+import { diskFullAsHomeError, HomeStoreError, isHomeStoreError } from "./errors.ts";
 import { isTransientBrowserFile } from "./exclude.ts";
 import { fileHomeLock, type HomeLock, KeyedMutex, type ReleaseLock } from "./lock.ts";
 import type { HomeLimits } from "./store.ts";
@@ -96,12 +96,17 @@ export class HomeFolders {
     return release;
   }
 
+  /** Runs `fn` under the home's lock; a full disk surfaces as `STORAGE_FULL` (./errors.ts). */
   async withLock<T>(homeKey: string, fn: () => Promise<T>): Promise<T> {
-    const release = await this.acquire(homeKey);
     try {
-      return await fn();
-    } finally {
-      await release();
+      const release = await this.acquire(homeKey);
+      try {
+        return await fn();
+      } finally {
+        await release();
+      }
+    } catch (error) {
+      throw diskFullAsHomeError(error, `home ${homeKey}`);
     }
   }
 

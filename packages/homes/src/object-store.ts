@@ -50,6 +50,13 @@ export interface ObjectStorageConfig {
   readonly region?: string;
   readonly accessKeyId?: string;
   readonly secretAccessKey?: string;
+  /**
+   * A request whose socket stays silent this long fails (and is retried by the SDK, then the
+   * job): without it an unreachable store that accepts connections but never answers would
+   * hang a checkpoint until its job expires. Default 60 s of silence, 5 s to connect.
+   */
+  readonly requestTimeoutMs?: number;
+  readonly connectionTimeoutMs?: number;
 }
 
 export interface ObjectAgentHomeStoreOptions {
@@ -75,6 +82,12 @@ export function createS3Client(config: ObjectStorageConfig): S3Client {
   const options: S3ClientConfig = {
     region: config.region ?? "us-east-1",
     forcePathStyle: true,
+    requestHandler: {
+      requestTimeout: config.requestTimeoutMs ?? 60_000,
+      connectionTimeout: config.connectionTimeoutMs ?? 5_000,
+      // Otherwise the handler only logs a warning and the request waits on (issue 22 drill).
+      throwOnRequestTimeout: true,
+    },
     ...(config.endpoint ? { endpoint: config.endpoint } : {}),
     ...(config.accessKeyId && config.secretAccessKey
       ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } }

@@ -31,6 +31,7 @@ export const APP_ERROR_CODES = [
   "OPERATION_IN_OTHER_SPACE",
   "OPERATION_NOT_INTERRUPTED",
   "OPERATION_IN_PROGRESS",
+  "DATABASE_UNAVAILABLE",
   "INTERNAL",
 ] as const;
 export type AppErrorCode = (typeof APP_ERROR_CODES)[number];

@@ -1,1 +1,2 @@
+export { readTree } from "./fixtures.ts";
 export { putRawObject, startTestS3Server, type TestS3Server } from "./s3-server.ts";

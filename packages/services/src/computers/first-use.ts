@@ -2,7 +2,8 @@
  * Lazy provisioning of a space's Team Computer (CMP-1): the first call that needs a machine
  * (exec, files, desktop, page tools, screen URLs) on an `unprovisioned` computer queues its
  * provisioning — the same job `computer/start` queues — and waits for it to be running, so an
- * idle space costs nothing and its first user does not have to start it by hand.
+ * idle space costs nothing and its first user does not have to start it by hand. A running
+ * computer's machine found gone on a use is replaced the same way (./machine-gone.ts, PRV-3).
  */
 
 import { computers } from "@rakazo/db";
@@ -10,6 +11,7 @@ import type { Sandbox } from "@rakazo/sandbox";
 import { and, eq } from "drizzle-orm";
 import type { ServiceContext } from "../context.ts";
 import { type ComputerRow, requireRunningMachine } from "./access.ts";
+import { replacingWhenGone } from "./machine-gone.ts";
 import { enqueueOperation, recordOperation } from "./operations.ts";
 
 /** How long a first use waits for the worker to bring the machine up. */
@@ -18,7 +20,9 @@ const POLL_MS = 200;
 
 /** The computer's running machine; an unprovisioned Team Computer is provisioned first. */
 export async function machineFor(ctx: ServiceContext, computer: ComputerRow): Promise<Sandbox> {
-  if (computer.state !== "unprovisioned") return requireRunningMachine(ctx, computer);
+  if (computer.state !== "unprovisioned") {
+    return replacingWhenGone(ctx, computer, requireRunningMachine(ctx, computer));
+  }
   await requestFirstProvision(ctx, computer.id);
   const deadline = Date.now() + (ctx.firstUseWaitMs ?? FIRST_USE_WAIT_MS);
   let current = computer;

@@ -39,13 +39,26 @@ function skipped(ctx: ServiceContext, job: ComputerJob): void {
   ctx.log.warn("operation.delivery_skipped", { ...job });
 }
 
+/**
+ * What an operation's `error` (and the computer's `lastError`) says: the stable code first when
+ * the error has one (`STORAGE_FULL: …`, `STORAGE_ERROR: …`, `COMPUTER_GONE: …`), so clients and
+ * operators can match on it without parsing prose.
+ */
+function failureText(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === "string" && /^[A-Z][A-Z0-9_]+$/.test(code) && !message.startsWith(code)
+    ? `${code}: ${message}`
+    : message;
+}
+
 async function failOrRetry(
   ctx: ServiceContext,
   job: ComputerJob & { context: JobContext },
   error: unknown,
   failedState: "failed" | "running" | null,
 ): Promise<void> {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = failureText(error);
   ctx.log.error("computer.job_failed", { ...job, context: undefined, jobId: job.context.jobId, error });
   if (!job.context.isLastAttempt) {
     await updateOperation(ctx, job.operationId, { stage: "retrying", error: message });
