@@ -5,19 +5,24 @@
  * results; docs/decisions.md says why the fallback stays.
  */
 import type Docker from "dockerode";
-import { SandboxError } from "../../errors.ts";
+import { isSandboxError, SandboxError } from "../../errors.ts";
 import { normalizeWorkspacePath } from "../../paths.ts";
 import type { ExecRequest, ExecResult } from "../../provider.ts";
 import { WORKSPACE_DIR } from "./container-spec.ts";
 import { type RawExecResult, runExec } from "./docker-exec.ts";
 import { execThroughSupervisor, NotListening } from "./supervisor-exec.ts";
 
-/** `null`: the computer has no supervisor socket (yet). */
+/**
+ * `null`: the computer has no supervisor socket (yet), or one the host refuses to connect to
+ * (e.g. a planted symlink, host-sockets.ts): `docker exec` does not depend on it.
+ */
 async function socketOrNull(socket: () => Promise<string>): Promise<string | null> {
   try {
     return await socket();
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    if ((error as NodeJS.ErrnoException).code === "ENOENT" || isSandboxError(error, "DESKTOP_UNAVAILABLE")) {
+      return null;
+    }
     throw error;
   }
 }
