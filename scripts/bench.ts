@@ -75,6 +75,7 @@ const SUITES: readonly Suite[] = [
     name: "api",
     load: async () => (await import("@rakazo/api/bench")).benchApi,
   },
+  { name: "external-exec", load: async () => (await import("./bench/external-exec.ts")).benchExternalExec },
 ];
 
 const ROOT = path.join(import.meta.dirname, "..");

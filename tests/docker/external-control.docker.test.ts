@@ -4,6 +4,7 @@
 // from the scope alone; another scope's computer without its capability is not found; a
 // destroyed computer's capability is refused; each token is refused where another is expected;
 // nothing is left behind.
+import { createExternalClient } from "@rakazo/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ExternalStack, pageServerCommand, startExternalStack } from "../support/external.ts";
 import { requireDocker } from "../support/tools.ts";
@@ -131,6 +132,72 @@ describe.skipIf(gate.skip)(gate.title, () => {
       scope: { conversationId: `${scope.conversationId}-other` },
     });
     await ok("computer_destroy", { computerId: otherAgain.computerId, capability: otherAgain.capability });
+    expect(await stack.leftovers()).toEqual({ containers: [], liveComputers: [], keys: [] });
+  }, 300_000);
+
+  it("a background command streams, is read by a new client, is killed as a group and goes with the computer", async () => {
+    const made = await ok("computer_create", { scope: { conversationId: `${scope.conversationId}-bg` } });
+    const held = { computerId: made.computerId, capability: made.capability };
+    const { handle } = await ok("computer_process", {
+      ...held,
+      op: "start",
+      argv: ["sh", "-c", "echo first; sleep 65 & while true; do echo tick; sleep 0.2; done"],
+    });
+    const first = await ok("computer_process", { ...held, op: "read", handle, since: 0, waitMs: 10_000 });
+    expect(first).toMatchObject({ running: true, dropped: 0 });
+    expect(first.chunks[0]).toMatchObject({
+      stream: "stdout",
+      offset: 0,
+      data: expect.stringContaining("first"),
+    });
+
+    // The caller reconnects: a new client, straight on the API, reads on from its offset.
+    const api = createExternalClient({ baseUrl: stack.apiUrl, token: stack.externalToken });
+    const more = await api.call("external/process/read", {
+      computerId: made.computerId,
+      handle,
+      since: first.next,
+      waitMs: 10_000,
+    });
+    expect(more.chunks[0]?.offset).toBe(first.next);
+    expect(more.chunks.map((c) => c.data).join("")).toContain("tick");
+
+    // Another computer's id with this handle: exactly like a missing process.
+    const other = await ok("computer_create", { scope: { conversationId: `${scope.conversationId}-bg2` } });
+    const foreign = await stack.bridge("computer_process", {
+      computerId: other.computerId,
+      capability: other.capability,
+      op: "read",
+      handle,
+    });
+    expect(foreign.status).toBe(404);
+    expect(foreign.json.error.code).toBe("NOT_FOUND");
+
+    expect(await ok("computer_process", { ...held, op: "kill", handle, signal: "SIGKILL" })).toMatchObject({
+      signalled: true,
+    });
+    let done = await api.call("external/process/read", {
+      computerId: made.computerId,
+      handle,
+      since: more.next,
+      waitMs: 10_000,
+    });
+    while (done.running) {
+      done = await api.call("external/process/read", {
+        computerId: made.computerId,
+        handle,
+        since: done.next,
+        waitMs: 10_000,
+      });
+    }
+    expect(done).toMatchObject({ running: false, exitCode: 137, signal: "SIGKILL" });
+    const ps = await ok("computer_exec", { ...held, argv: ["ps", "-eo", "args"] });
+    expect(ps.stdout).not.toMatch(/sleep 65/);
+
+    // One still running when the computer is destroyed goes with it.
+    await ok("computer_process", { ...held, op: "start", argv: ["sleep", "66"] });
+    await ok("computer_destroy", held);
+    await ok("computer_destroy", { computerId: other.computerId, capability: other.capability });
     expect(await stack.leftovers()).toEqual({ containers: [], liveComputers: [], keys: [] });
   }, 300_000);
 

@@ -22,6 +22,7 @@ const TOOLS = [
   "rakazo_computer_observe",
   "rakazo_computers",
   "rakazo_file",
+  "rakazo_process",
   "read",
   "write",
 ];

@@ -99,6 +99,9 @@ export const RPC_EXAMPLES: Examples = {
     actions: [{ type: "wait", ms: 1 }],
   }),
   "external/computer/destroy": ({ computerId }) => ({ computerId, wait: false }),
+  "external/process/start": ({ computerId }) => ({ computerId, argv: ["sleep", "1"] }),
+  "external/process/read": ({ computerId }) => ({ computerId, handle: `prc_${"0".repeat(32)}` }),
+  "external/process/kill": ({ computerId }) => ({ computerId, handle: `prc_${"0".repeat(32)}` }),
 };
 
 /** The example for `name`; fails with a message telling the RPC's author what to add. */

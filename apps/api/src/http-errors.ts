@@ -25,6 +25,7 @@ export const HTTP_STATUS: Record<
   FILE_NOT_FOUND: 404,
   FILE_TOO_LARGE: 413,
   MULTI_SCREEN_UNAVAILABLE: 503,
+  PROCESS_LIMIT: 409,
   DESKTOP_UNAVAILABLE: 503,
   UNSUPPORTED: 501,
   PROVIDER_ERROR: 502,
@@ -66,6 +67,8 @@ export const ERROR_MEANING: Record<AppErrorCode, string> = {
   FILE_TOO_LARGE: "the file is larger than a read returns",
   MULTI_SCREEN_UNAVAILABLE:
     "no room for another desktop and none idle to close (CMP-5); `details.reason`: `memory`, `pids`, `cpu` (the computer's cgroup) or `limit` (`SANDBOX_TEAM_SCREEN_LIMIT`)",
+  PROCESS_LIMIT:
+    "the computer runs as many background commands as it allows (`details.limit`); kill one or wait for one to exit",
   DESKTOP_UNAVAILABLE: "the bot's desktop did not start",
   UNSUPPORTED:
     "this provider or deployment lacks the feature (desktop, screens, page browser, agent model, a network policy it cannot enforce: `details.mode`)",

@@ -80,6 +80,15 @@ export class Computers {
     return run;
   }
 
+  /**
+   * Runs `work` on the computer `held` names without joining its queue: a background command's
+   * long poll would otherwise hold every other call on that computer for up to its wait.
+   */
+  alongside<T>(held: Held, work: (target: { computerId: string; screen: string }) => Promise<T>): Promise<T> {
+    const grant = this.#grantFor(held);
+    return this.#call(() => work({ computerId: grant.computerId, screen: grant.screen }));
+  }
+
   /** Destroys the computer and revokes every capability for it. */
   async destroy(held: Held) {
     return this.use(held, async ({ computerId }) => {

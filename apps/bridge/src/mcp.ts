@@ -184,6 +184,32 @@ export function createMcpSession(call: ToolCaller, defaults: SessionDefaults) {
   );
 
   server.registerTool(
+    "rakazo_process",
+    {
+      description:
+        "Background commands: start one (argv, no shell) and get a handle; read its output from a byte offset (since: 0, then each answer's next; waitMs to wait for more) with running/exitCode; kill its whole process group.",
+      inputSchema: {
+        computerId,
+        op: z.enum(["start", "read", "kill"]),
+        argv: z.array(z.string()).min(1).optional(),
+        cwd: z.string().optional(),
+        handle: z.string().optional(),
+        since: z.number().int().min(0).optional(),
+        waitMs: z.number().int().min(0).max(30_000).optional(),
+        signal: z.enum(["SIGTERM", "SIGKILL", "SIGINT", "SIGHUP"]).optional(),
+      },
+    },
+    guarded(async ({ computerId: id, op, ...rest }) => {
+      if (op === "start" && rest.argv === undefined)
+        throw new BridgeError("INVALID_INPUT", "start needs argv");
+      if (op !== "start" && rest.handle === undefined)
+        throw new BridgeError("INVALID_INPUT", `${op} needs handle`);
+      const body = Object.fromEntries(Object.entries({ op, ...rest }).filter(([, v]) => v !== undefined));
+      return text(await call("computer_process", { ...target(id), ...body }));
+    }),
+  );
+
+  server.registerTool(
     "rakazo_computer_destroy",
     { description: "Stop and delete a computer (idempotent).", inputSchema: { computerId } },
     guarded(async ({ computerId: id }) => {

@@ -13,6 +13,7 @@ const path = z.string().min(1).max(4_096);
 const timeoutMs = z.number().int().min(1).max(600_000).optional();
 // Page actions are checked by the API's contract; the bridge passes them through.
 const pageActions = z.array(z.record(z.string(), z.unknown())).min(1).max(50);
+const processHandle = z.string().min(1).max(100);
 
 const TOOL_INPUTS = {
   computer_create: z.strictObject({ scope: scopeSchema }),
@@ -34,6 +35,29 @@ const TOOL_INPUTS = {
     z.strictObject({ ...held, action: z.literal("navigate"), url: z.string().min(1).max(8_192) }),
     z.strictObject({ ...held, action: z.literal("snapshot") }),
     z.strictObject({ ...held, action: z.literal("act"), actions: pageActions }),
+  ]),
+  // Background commands (issue 19): a harness's shell provider `start()`s, reads by offset, kills.
+  computer_process: z.discriminatedUnion("op", [
+    z.strictObject({
+      ...held,
+      op: z.literal("start"),
+      argv: z.array(z.string()).min(1).max(1_000),
+      cwd: z.string().max(4_096).optional(),
+      env: z.record(z.string(), z.string()).optional(),
+    }),
+    z.strictObject({
+      ...held,
+      op: z.literal("read"),
+      handle: processHandle,
+      since: z.number().int().min(0).optional(),
+      waitMs: z.number().int().min(0).max(30_000).optional(),
+    }),
+    z.strictObject({
+      ...held,
+      op: z.literal("kill"),
+      handle: processHandle,
+      signal: z.enum(["SIGTERM", "SIGKILL", "SIGINT", "SIGHUP"]).optional(),
+    }),
   ]),
   computer_destroy: z.strictObject(held),
   computer_release: z.strictObject({ ...held, keep: z.boolean().default(false) }),
@@ -83,6 +107,23 @@ const HANDLERS: Handlers = {
         actions: input.actions as never,
       });
     }),
+  computer_process: (computers, input) => {
+    const { computerId: _, capability: __, op, ...rest } = input;
+    if (op === "start") {
+      return computers.use(input, ({ computerId }) =>
+        computers.api.call("external/process/start", { computerId, ...(rest as { argv: string[] }) }),
+      );
+    }
+    // Reads may wait for output: they do not hold the computer's queue meanwhile.
+    if (op === "read") {
+      return computers.alongside(input, ({ computerId }) =>
+        computers.api.call("external/process/read", { computerId, ...(rest as { handle: string }) }),
+      );
+    }
+    return computers.use(input, ({ computerId }) =>
+      computers.api.call("external/process/kill", { computerId, ...(rest as { handle: string }) }),
+    );
+  },
   computer_destroy: (computers, input) => computers.destroy(input),
   computer_release: (computers, input) => computers.release(input, input.keep),
   bash: (computers, input) =>

@@ -29,6 +29,9 @@ import {
   externalComputerState,
   externalFileRead,
   externalFileWrite,
+  externalProcessKill,
+  externalProcessRead,
+  externalProcessStart,
 } from "./rpc/external.ts";
 import {
   computerAttachmentsDownload,
@@ -133,6 +136,9 @@ export const RPC_CONTRACTS = [
   externalBrowserSnapshot,
   externalBrowserAct,
   externalComputerDestroy,
+  externalProcessStart,
+  externalProcessRead,
+  externalProcessKill,
 ] as const;
 
 type AnyContract = (typeof RPC_CONTRACTS)[number];

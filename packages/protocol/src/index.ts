@@ -7,4 +7,5 @@ export * from "./page-action.ts";
 export type { DeepReadonly } from "./readonly.ts";
 export * from "./supervisor/answer.ts";
 export * from "./supervisor/methods.ts";
+export * from "./supervisor/processes.ts";
 export * from "./terminal-frames.ts";

@@ -19,6 +19,7 @@ export {
 } from "./registry.ts";
 export * from "./supervised-desktop.ts";
 export * from "./supervised-page-browser.ts";
+export * from "./supervised-processes.ts";
 export * from "./supervised-screens.ts";
 export * from "./supervised-terminal.ts";
 export * from "./supervisor-client.ts";

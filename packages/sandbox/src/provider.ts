@@ -168,6 +168,55 @@ export interface Sandbox {
   stopTerminal?(request: { readonly botId?: string }): Promise<{ readonly closed: number }>;
   /** The computer's screen gateway (SCR-1..3), where the provider wires one. */
   readonly screens?: SandboxScreens;
+  /** Background commands (issue 19), where the computer runs the supervisor's process manager. */
+  readonly processes?: SandboxProcesses;
+}
+
+// ---------------------------------------------------------------- background commands (issue 19)
+
+export interface ProcessOutputChunk {
+  readonly stream: "stdout" | "stderr";
+  /** Byte offset of the chunk's first byte in the process's output. */
+  readonly offset: number;
+  readonly data: string;
+}
+
+export interface ProcessRead {
+  readonly chunks: readonly ProcessOutputChunk[];
+  /** Read on from here. */
+  readonly next: number;
+  /** Bytes lost to the computer's bounded buffer between `since` and the oldest byte held. */
+  readonly dropped: number;
+  readonly running: boolean;
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+}
+
+/**
+ * `owner` scopes handles: a handle is found only with the owner that started it
+ * (`PROCESS_NOT_FOUND` otherwise, like an unknown one). `PROCESS_LIMIT` past the cap.
+ */
+export interface SandboxProcesses {
+  start(request: {
+    readonly owner: string;
+    readonly argv: readonly string[];
+    /** Workspace-relative. */
+    readonly cwd?: string;
+    readonly env?: Readonly<Record<string, string>>;
+  }): Promise<{ readonly handle: string; readonly pid: number }>;
+  /** Output since the byte offset `since`, waiting up to `waitMs` for some (long poll). */
+  read(request: {
+    readonly owner: string;
+    readonly handle: string;
+    readonly since?: number;
+    readonly waitMs?: number;
+  }): Promise<ProcessRead>;
+  /** Signals the process's whole group. */
+  kill(request: {
+    readonly owner: string;
+    readonly handle: string;
+    readonly signal?: "SIGTERM" | "SIGKILL" | "SIGINT" | "SIGHUP";
+  }): Promise<{ readonly signalled: boolean; readonly running: boolean }>;
 }
 
 // ---------------------------------------------------------------- screens (SCR-1..4)

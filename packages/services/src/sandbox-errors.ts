@@ -16,6 +16,9 @@ const FROM_SANDBOX: Record<SandboxErrorCode, AppErrorCode> = {
   INVALID_ACTION: "INVALID_INPUT",
   // The page did not load in time; details.providerCode keeps PAGE_TIMEOUT.
   PAGE_TIMEOUT: "PROVIDER_ERROR",
+  // A foreign handle looks exactly like a missing one.
+  PROCESS_NOT_FOUND: "NOT_FOUND",
+  PROCESS_LIMIT: "PROCESS_LIMIT",
 };
 
 /** Runs a provider call, turning its `SandboxError`s into domain errors with stable codes. */

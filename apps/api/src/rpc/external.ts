@@ -5,12 +5,15 @@ import {
   destroyExternalComputer,
   externalExec,
   getExternalComputerState,
+  killExternalProcess,
   listExternalComputers,
   navigateExternalBrowser,
   observeExternalScreen,
   readExternalFile,
+  readExternalProcess,
   shellLine,
   snapshotExternalBrowser,
+  startExternalProcess,
   writeExternalFile,
 } from "@rakazo/services";
 import { defineRpc } from "./define.ts";
@@ -87,4 +90,31 @@ export const externalBrowserAct = defineRpc(
 
 export const externalComputerDestroy = defineRpc(contracts.externalComputerDestroy, (ctx, _caller, input) =>
   destroyExternalComputer(ctx, input),
+);
+
+export const externalProcessStart = defineRpc(
+  contracts.externalProcessStart,
+  (ctx, _caller, input) => startExternalProcess(ctx, input),
+  {
+    activity: (input) => ({
+      computerId: input.computerId,
+      command: shellLine(input.argv),
+      line: `$ ${shellLine(input.argv)} &`,
+    }),
+  },
+);
+
+export const externalProcessRead = defineRpc(contracts.externalProcessRead, (ctx, _caller, input) =>
+  readExternalProcess(ctx, input).then((read) => ({ ...read, chunks: [...read.chunks] })),
+);
+
+export const externalProcessKill = defineRpc(
+  contracts.externalProcessKill,
+  (ctx, _caller, input) => killExternalProcess(ctx, input),
+  {
+    activity: (input) => ({
+      computerId: input.computerId,
+      line: `kill -${input.signal.slice(3)} (background command)`,
+    }),
+  },
 );

@@ -24,6 +24,9 @@ import {
   externalComputerState,
   externalFileRead,
   externalFileWrite,
+  externalProcessKill,
+  externalProcessRead,
+  externalProcessStart,
 } from "./external.ts";
 import {
   computerAttachmentsDownload,
@@ -113,6 +116,9 @@ export const RPCS = [
   externalBrowserSnapshot,
   externalBrowserAct,
   externalComputerDestroy,
+  externalProcessStart,
+  externalProcessRead,
+  externalProcessKill,
 ] as const satisfies readonly RpcDefinition[];
 
 // A contract without a handler (or a handler for a name the contract lacks) fails to compile.

@@ -19,7 +19,7 @@ import { parseFlags, resolveConfig, type SupervisorConfig } from "./config.ts";
 import { processLauncher } from "./desktop-stack.ts";
 import { startEgressRelay } from "./egress-relay.ts";
 import { parseGatewayListen, ScreenGateway } from "./screen-gateway.ts";
-import { createRpcServer } from "./server.ts";
+import { createRpcServer, processesOf } from "./server.ts";
 import { Supervisor } from "./supervisor.ts";
 
 /** A live supervisor daemon (bundle or source), not a process that reused its pid. */
@@ -102,6 +102,8 @@ async function serve(config: SupervisorConfig): Promise<void> {
     if (stopping) return;
     stopping = true;
     server.close();
+    // Background commands do not outlive the supervisor (issue 19).
+    processesOf(supervisor).killAll();
     await gateway?.close().catch(() => undefined);
     await supervisor.shutdown().catch((error: Error) => console.error(`supervisor: ${error.message}`));
     rmSync(config.socket, { force: true });

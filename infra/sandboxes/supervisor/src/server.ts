@@ -14,6 +14,8 @@ import {
   type SupervisorParsedParams,
   type SupervisorResult,
 } from "@rakazo/protocol";
+import { EXEC_MAX_BODY, runExecRoute } from "./exec-route.ts";
+import { ProcessManager } from "./processes.ts";
 import type { ScreenGateway } from "./screen-gateway.ts";
 import { type Supervisor, SupervisorError } from "./supervisor.ts";
 
@@ -62,6 +64,18 @@ function pageCall<M extends "page.navigate" | "page.snapshot" | "page.act">(
   });
 }
 
+const processManagers = new WeakMap<Supervisor, ProcessManager>();
+
+/** The supervisor's background processes (processes.ts); the daemon kills them all when it stops. */
+export function processesOf(supervisor: Supervisor): ProcessManager {
+  let manager = processManagers.get(supervisor);
+  if (!manager) {
+    manager = new ProcessManager({ workspace: supervisor.workspace });
+    processManagers.set(supervisor, manager);
+  }
+  return manager;
+}
+
 type Handler<M extends SupervisorMethod> = (
   supervisor: Supervisor,
   params: SupervisorParsedParams<M>,
@@ -108,6 +122,9 @@ const HANDLERS: { readonly [M in SupervisorMethod]: Handler<M> } = {
   "page.navigate": (supervisor, params) => pageCall(supervisor, "page.navigate", params),
   "page.snapshot": (supervisor, params) => pageCall(supervisor, "page.snapshot", params),
   "page.act": (supervisor, params) => pageCall(supervisor, "page.act", params),
+  "process.start": (supervisor, params) => processesOf(supervisor).start(params),
+  "process.read": (supervisor, params) => processesOf(supervisor).read(params),
+  "process.kill": (supervisor, params) => processesOf(supervisor).kill(params),
 };
 
 /** A workspace-relative folder as an absolute path that cannot leave the workspace. */
@@ -174,8 +191,9 @@ export function createRpcServer(supervisor: Supervisor, gateway?: ScreenGateway)
       });
       response.end(body);
     };
+    const isExec = request.url === "/exec";
     const match = /^\/rpc\/([A-Za-z.]+)$/.exec(request.url ?? "");
-    if (request.method !== "POST" || !match) {
+    if (request.method !== "POST" || !(match || isExec)) {
       reply(404, { ok: false, error: { code: "SANDBOX_PROVIDER_ERROR", message: "POST /rpc/<method>" } });
       return;
     }
@@ -183,7 +201,7 @@ export function createRpcServer(supervisor: Supervisor, gateway?: ScreenGateway)
     let size = 0;
     request.on("data", (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY) request.destroy();
+      if (size > (isExec ? EXEC_MAX_BODY : MAX_BODY)) request.destroy();
       else chunks.push(chunk);
     });
     request.on("end", async () => {
@@ -193,7 +211,11 @@ export function createRpcServer(supervisor: Supervisor, gateway?: ScreenGateway)
         if (typeof params !== "object" || params === null || Array.isArray(params)) {
           throw new SupervisorError("INVALID_ACTION", "params must be a JSON object");
         }
-        const result = await dispatch(supervisor, match[1] as string, params, gateway);
+        if (isExec) {
+          runExecRoute(supervisor.workspace, params, response);
+          return;
+        }
+        const result = await dispatch(supervisor, (match as RegExpExecArray)[1] as string, params, gateway);
         reply(200, { ok: true, result });
       } catch (error) {
         reply(

@@ -164,3 +164,56 @@ export const externalComputerDestroy = defineContract({
     state: z.union([computerState, z.literal("unknown")]),
   }),
 });
+
+// Background commands (issue 19): started on the computer's process manager, read by byte offset
+// (long poll: `waitMs`), killed as a process group. A handle is found only through the computer
+// that started it; destroying the computer ends them all.
+
+const processHandle = z.string().regex(/^prc_[0-9a-f]{32}$/, "expected a process handle (prc_…)");
+
+export const externalProcessStart = defineContract({
+  name: "external/process/start",
+  auth: "external",
+  input: z.strictObject({
+    computerId,
+    argv: z.array(z.string().max(100_000)).min(1).max(1_000),
+    cwd: z.string().max(4_096).optional(),
+    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional(),
+  }),
+  output: z.strictObject({ computerId: z.string(), handle: z.string(), pid: z.number().int() }),
+});
+
+export const externalProcessRead = defineContract({
+  name: "external/process/read",
+  auth: "external",
+  input: z.strictObject({
+    computerId,
+    handle: processHandle,
+    /** Byte offset to read from: 0, then each answer's `next`. */
+    since: z.number().int().min(0).default(0),
+    /** Wait up to this long for new output or the exit (streaming by long poll). */
+    waitMs: z.number().int().min(0).max(30_000).default(0),
+  }),
+  output: z.strictObject({
+    chunks: z.array(
+      z.strictObject({ stream: z.enum(["stdout", "stderr"]), offset: z.number().int(), data: z.string() }),
+    ),
+    next: z.number().int(),
+    /** Bytes lost to the computer's bounded buffer (the last 1 MiB is kept). */
+    dropped: z.number().int(),
+    running: z.boolean(),
+    exitCode: z.number().int().nullable(),
+    signal: z.string().nullable(),
+  }),
+});
+
+export const externalProcessKill = defineContract({
+  name: "external/process/kill",
+  auth: "external",
+  input: z.strictObject({
+    computerId,
+    handle: processHandle,
+    signal: z.enum(["SIGTERM", "SIGKILL", "SIGINT", "SIGHUP"]).default("SIGTERM"),
+  }),
+  output: z.strictObject({ signalled: z.boolean(), running: z.boolean() }),
+});

@@ -13,6 +13,8 @@ export type SupervisorErrorCode =
   | "DESKTOP_UNAVAILABLE"
   | "INVALID_ACTION"
   | "PAGE_TIMEOUT"
+  | "PROCESS_NOT_FOUND"
+  | "PROCESS_LIMIT"
   | "SANDBOX_PROVIDER_ERROR";
 
 export interface SupervisorErrorBody {

@@ -14,6 +14,7 @@ import {
   pageNavigationSchema,
   pageSnapshotSchema,
 } from "../page-action.ts";
+import { PROCESS_METHODS } from "./processes.ts";
 
 const botId = z.string().min(1).max(200);
 const bot = z.object({ botId });
@@ -166,6 +167,7 @@ export const SUPERVISOR_METHODS = {
     params: z.object({ botId, actions: z.array(pageActionSchema).min(1).max(50).readonly() }),
     result: pageActResultSchema,
   },
+  ...PROCESS_METHODS,
 } as const satisfies Record<string, { params: z.ZodType; result: z.ZodType }>;
 
 export type SupervisorMethod = keyof typeof SUPERVISOR_METHODS;

@@ -13,6 +13,7 @@
  * stream if the container does not end it shortly after.
  */
 import { PassThrough, type Readable } from "node:stream";
+import { EXEC_LAUNCHER } from "@rakazo/protocol";
 import type Docker from "dockerode";
 import { SandboxError } from "../../errors.ts";
 import { WORKSPACE_USER } from "./container-spec.ts";
@@ -37,9 +38,7 @@ export interface RawExecResult {
 
 /** Grace between TERM and KILL, and how long after that the host stops waiting. */
 const KILL_AFTER_SECONDS = 2;
-const BACKSTOP_MS = (KILL_AFTER_SECONDS + 5) * 1000;
-
-const LAUNCHER = 'cd -- "$1" || exit 1; shift; exec "$@"';
+export const BACKSTOP_MS = (KILL_AFTER_SECONDS + 5) * 1000;
 
 /** The argv handed to Docker for one command (pure; unit-tested). */
 export function launcherArgv(argv: readonly string[], cwd: string, timeoutMs?: number): string[] {
@@ -48,7 +47,7 @@ export function launcherArgv(argv: readonly string[], cwd: string, timeoutMs?: n
     timeoutMs === undefined
       ? []
       : ["timeout", "-k", String(KILL_AFTER_SECONDS), `${Math.max(timeoutMs, 1) / 1000}s`];
-  return ["/bin/sh", "-c", LAUNCHER, "rakazo-exec", cwd, ...timed, ...argv];
+  return ["/bin/sh", "-c", EXEC_LAUNCHER, "rakazo-exec", cwd, ...timed, ...argv];
 }
 
 export function envList(env: Readonly<Record<string, string>> | undefined): string[] {

@@ -9,7 +9,6 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { SandboxError } from "../../errors.ts";
-import { normalizeWorkspacePath } from "../../paths.ts";
 import type {
   ExecRequest,
   ExecResult,
@@ -19,6 +18,7 @@ import type {
   ProvisionResult,
   Sandbox,
   SandboxDesktop,
+  SandboxProcesses,
   SandboxProvider,
   SandboxScreens,
   SandboxStatus,
@@ -36,7 +36,6 @@ import {
   labelKeys,
   RUNTIME_DIR,
   runDirFor,
-  WORKSPACE_DIR,
   WORKSPACE_GID,
   WORKSPACE_UID,
 } from "./container-spec.ts";
@@ -49,6 +48,7 @@ import {
   relayReadyArgv,
   usesEgressProxy,
 } from "./network-spec.ts";
+import { createExec } from "./provider-exec.ts";
 import { createWorkspaceFiles } from "./workspace-files.ts";
 
 /** What a desktop implementation (the supervisor client) gets to reach one computer. */
@@ -105,6 +105,16 @@ export interface DockerProviderOptions {
   readonly egressNetwork?: string;
   /** Private CIDRs the deployment opens to computers' egress (default none). */
   readonly egressPrivateAllow?: readonly string[];
+  /** Foreground exec through the supervisor's socket when it listens, else `docker exec` (issue 19). */
+  readonly execThroughSupervisor?: boolean;
+  /** Wires background commands (the supervisor's process manager, issue 19). */
+  readonly processes?: (context: DockerDesktopContext) => SandboxProcesses;
+}
+
+interface RunDirs {
+  readonly computerRunDir: string;
+  readonly runDir: string;
+  readonly computerId: string;
 }
 
 export function createDockerProvider(options: DockerProviderOptions): SandboxProvider {
@@ -224,6 +234,8 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     return null;
   };
 
+  const runDirsByRef = new Map<string, RunDirs>();
+
   const provider: SandboxProvider = {
     kind: "docker",
     capabilities,
@@ -298,6 +310,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     },
 
     async destroy(ref) {
+      runDirsByRef.delete(ref);
       const info = await inspect(ref);
       if (!info) return;
       try {
@@ -320,50 +333,22 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     },
 
     sandbox(ref): Sandbox {
-      const exec = async (request: ExecRequest): Promise<ExecResult> => {
-        const rel = normalizeWorkspacePath(request.cwd ?? "");
-        const stdoutDecoder = new TextDecoder();
-        const stderrDecoder = new TextDecoder();
-        const onOutput = request.onOutput;
-        const result = await runExec(docker, ref, {
-          argv: request.argv,
-          cwd: rel === "" ? WORKSPACE_DIR : `${WORKSPACE_DIR}/${rel}`,
-          ...(request.env ? { env: request.env } : {}),
-          ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
-          ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
-          ...(onOutput
-            ? {
-                onStdout: (chunk) => {
-                  const data = stdoutDecoder.decode(chunk, { stream: true });
-                  if (data) onOutput({ stream: "stdout", data });
-                },
-                onStderr: (chunk) => {
-                  const data = stderrDecoder.decode(chunk, { stream: true });
-                  if (data) onOutput({ stream: "stderr", data });
-                },
-              }
-            : {}),
-        });
-        if (onOutput) {
-          const restOut = stdoutDecoder.decode();
-          if (restOut) onOutput({ stream: "stdout", data: restOut });
-          const restErr = stderrDecoder.decode();
-          if (restErr) onOutput({ stream: "stderr", data: restErr });
-        }
-        return {
-          exitCode: result.exitCode,
-          stdout: result.stdout.toString("utf8"),
-          stderr: result.stderr.toString("utf8"),
-          timedOut: result.timedOut,
-        };
-      };
       const handle: { -readonly [K in keyof Sandbox]: Sandbox[K] } = {
         ref,
-        exec,
+        // Through the supervisor when it listens (issue 19); `context.exec` stays `docker exec`,
+        // which is how the supervisor itself gets started.
+        exec: createExec(
+          docker,
+          ref,
+          options.execThroughSupervisor ? () => context.hostSocket("supervisor.sock") : undefined,
+        ),
         files: createWorkspaceFiles(docker, ref),
       };
       /** The computer's run dirs, from the engine's record of its mount (never from the computer). */
-      const runDirs = async (): Promise<{ computerRunDir: string; runDir: string; computerId: string }> => {
+      const runDirs = async (): Promise<RunDirs> => {
+        // A container's mounts never change: one inspect per container, not one per call.
+        const known = runDirsByRef.get(ref);
+        if (known) return known;
         const info = await inspect(ref);
         if (!info) throw new SandboxError("SANDBOX_GONE", `container ${ref} does not exist`);
         const computerId = info.Config.Labels?.[keys.computer] ?? "";
@@ -375,11 +360,18 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
             `container ${ref} does not mount its own run dir at ${RUNTIME_DIR} (provision it again)`,
           );
         }
-        return { computerRunDir: mount.Source, runDir: runDirFor(options.dataDir, computerId), computerId };
+        const dirs = {
+          computerRunDir: mount.Source,
+          runDir: runDirFor(options.dataDir, computerId),
+          computerId,
+        };
+        if (runDirsByRef.size > 1_000) runDirsByRef.clear();
+        runDirsByRef.set(ref, dirs);
+        return dirs;
       };
       const context: DockerDesktopContext = {
         ref,
-        exec,
+        exec: createExec(docker, ref),
         hostRuntimeDir: async () => (await runDirs()).computerRunDir,
         hostSocket: async (name) => {
           const { runDir, computerId } = await runDirs();
@@ -392,6 +384,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
       if (options.terminal) Object.assign(handle, options.terminal(context));
       if (options.pageBrowser) handle.pageBrowser = options.pageBrowser(context);
       if (options.desktop) handle.desktop = options.desktop(context);
+      if (options.processes) handle.processes = options.processes(context);
       return handle;
     },
   };

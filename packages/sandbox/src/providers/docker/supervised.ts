@@ -8,6 +8,7 @@ import type { SandboxProvider } from "../../provider.ts";
 import type { DockerProviderConfig } from "../../registry.ts";
 import { createSupervisedDesktop } from "../../supervised-desktop.ts";
 import { createSupervisedPageBrowser } from "../../supervised-page-browser.ts";
+import { createSupervisedProcesses } from "../../supervised-processes.ts";
 import { createSupervisedScreens } from "../../supervised-screens.ts";
 import { createSupervisedTerminal } from "../../supervised-terminal.ts";
 import {
@@ -55,5 +56,8 @@ export function createSupervisedDockerProvider(config: DockerProviderConfig): Sa
       })),
     // The PTY server beside that gateway (TRM-4, TRM-7).
     terminal: (context) => createSupervisedTerminal(supervisorTransport(context)),
+    // Foreground exec and background commands through the supervisor's process manager (issue 19).
+    execThroughSupervisor: true,
+    processes: (context) => createSupervisedProcesses(supervisorTransport(context)),
   });
 }
