@@ -84,6 +84,8 @@ export interface ScenarioResult {
   /** The mutating tools the run used, in order (activity events). */
   readonly tools: readonly string[];
   readonly proof: string;
+  /** How many markers the page's server recorded (one per click; a real model may click twice). */
+  readonly markers: number;
   readonly refs: { readonly first: string; readonly replacement: string };
 }
 
@@ -123,6 +125,7 @@ export async function runComputerScenario(
     (await row(computerId))?.state === state ? true : undefined;
   const nonce = randomBytes(6).toString("hex");
   const proofPath = `bots/${tenant.botId}/${PROOF_PATH}`;
+  let markers = 0;
 
   const computerId = await step("create a computer", async () => {
     const { id } = await client.call("computer/create", { spaceId: tenant.spaceId });
@@ -169,10 +172,12 @@ export async function runComputerScenario(
 
     const tools = await step("check the server-side marker", async () => {
       const marker = await sh(`cat ${MARKER_DIR}/marker.txt 2>/dev/null || true`);
-      if (marker.stdout !== `marker ${nonce}\n`)
+      const lines = marker.stdout.split("\n").filter(Boolean);
+      if (lines.length === 0 || lines.some((line) => line !== `marker ${nonce}`))
         throw new Error(
-          `expected one click's marker, the page's server recorded ${JSON.stringify(marker.stdout)}`,
+          `expected the click's marker, the page's server recorded ${JSON.stringify(marker.stdout)}`,
         );
+      markers = lines.length;
       const events = await system.ctx.db
         .select()
         .from(activityEvents)
@@ -221,7 +226,7 @@ export async function runComputerScenario(
         .exec({ argv: ["sh", "-c", `test ! -e ${MARKER_DIR}/marker.txt`] });
       if (fresh.exitCode !== 0) throw new Error("the replacement still has the old machine's /tmp");
     });
-    return { steps, tools, proof, refs: { first, replacement } };
+    return { steps, tools, proof, markers, refs: { first, replacement } };
   } finally {
     await step("delete the computer", async () => {
       await client.call("computer/delete", { computerId });

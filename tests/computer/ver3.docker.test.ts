@@ -30,6 +30,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
     const tools = result.tools.filter((tool, i, all) => tool !== all[i + 1]);
     expect(tools).toEqual(["browser_navigate", "computer_act", "shell", "write_file"]);
     expect(result.proof).toMatch(/^marker [0-9a-f]{12}\n$/);
+    expect(result.markers).toBe(1);
     expect(result.refs.replacement).not.toBe(result.refs.first);
   }, 240_000);
 });
