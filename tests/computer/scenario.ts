@@ -162,7 +162,7 @@ export async function runComputerScenario(
       );
       if (started.status !== 200) throw new Error(`agent/run answered ${JSON.stringify(started.json)}`);
       const id = started.json.result.id as string;
-      const ended = await until("the run ending", wait(90_000), async () => {
+      const ended = await until("the run ending", wait(180_000), async () => {
         const [run] = await system.ctx.db.select().from(runs).where(eq(runs.id, id));
         return run?.status === "completed" || run?.status === "failed" ? run : undefined;
       });

@@ -32,7 +32,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
     expect(result.proof).toMatch(/^marker [0-9a-f]{12}\n$/);
     expect(result.markers).toBe(1);
     expect(result.refs.replacement).not.toBe(result.refs.first);
-  }, 240_000);
+  }, 420_000);
 });
 
 describe("pnpm test:computer without keys", () => {
