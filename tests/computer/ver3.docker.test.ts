@@ -3,7 +3,8 @@
 // emulator (sandboxes are `--network none` containers of the computer image) with a scripted Pi
 // model. Every step but the cloud and the model: the page served inside the computer, the
 // screenshot, the click and its server-side marker, shell and file tools, the machine destroyed
-// under the running computer, the replacement booted through the stale providerRef, the model's file restored (PRV-3, PER-2).
+// under the running computer, the replacement booted through the stale providerRef, the model's
+// file restored (PRV-3, PER-2).
 import { execFile } from "node:child_process";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
