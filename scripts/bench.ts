@@ -71,6 +71,7 @@ const SUITES: readonly Suite[] = [
     name: "host",
     load: async () => (await import("@rakazo/sandbox/bench")).benchHost,
   },
+  { name: "remote", load: async () => (await import("./bench/remote.ts")).benchRemote },
   {
     name: "api",
     load: async () => (await import("@rakazo/api/bench")).benchApi,

@@ -29,14 +29,15 @@ export interface TestDatabase {
 }
 
 /**
- * What the global setup provided; outside vitest (`pnpm bench` reuses the test systems) there is
- * no template, so the database is migrated from nothing on the default test server.
+ * What the global setup provided; outside vitest (`pnpm bench`, `pnpm test:computer` reuse the
+ * test systems) there is no template, so the database is migrated from nothing on the server of
+ * TEST_DATABASE_URL (default: the test server on 127.0.0.1).
  */
 function provided(): { adminUrl: string; template?: string } {
   try {
     return { adminUrl: inject("testDatabaseAdminUrl"), template: inject("testDatabaseTemplate") };
   } catch {
-    return { adminUrl: "postgres://postgres@127.0.0.1:5432/postgres" };
+    return { adminUrl: process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres" };
   }
 }
 

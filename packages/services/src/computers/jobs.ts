@@ -8,6 +8,7 @@ import type { JobContext, JobHandlers } from "@rakazo/jobs";
 import { isSandboxError } from "@rakazo/sandbox";
 import { and, eq } from "drizzle-orm";
 import type { ServiceContext } from "../context.ts";
+import { isAppError } from "../errors.ts";
 import { checkpointUnlessInUse } from "../homes/after-runs.ts";
 import { checkpointComputerHome } from "../homes/checkpoint.ts";
 import { providerMountsHome } from "../homes/context.ts";
@@ -147,6 +148,15 @@ export async function runStopJob(ctx: ServiceContext, job: ComputerJob, context:
       computerId: computer.id,
       reason: operation?.kind === "idle_shutdown" ? "idle" : "stop",
       quiesce: ref ? () => quiesceDesktops(ctx, ref) : undefined,
+    }).catch(async (error: unknown) => {
+      // PRV-3: a machine killed or expired behind our back has nothing left to save. The last
+      // checkpoint stands; the next start replaces the machine and restores it.
+      if (!(ref && isAppError(error) && error.code === "COMPUTER_GONE")) throw error;
+      if ((await ctx.provider.status(ref)) !== "missing") throw error;
+      ctx.log.warn("computer.stop_machine_gone", {
+        computerId: computer.id,
+        revision: computer.homeRevision,
+      });
     });
     await updateOperation(ctx, job.operationId, { stage: "stopping" });
     if (ref) {
