@@ -116,7 +116,9 @@ describe.skipIf(gate.skip)(gate.title, () => {
 
     const view = await screenUrl("view");
     let seenByViewer: () => Promise<string> = async () => "";
+    // A minute to connect: each hop into the machine is a `docker exec` of socat in the emulator.
     const viewer = await openScreen(browser, view.url, {
+      timeoutMs: 60_000,
       onPage: (page) => {
         seenByViewer = watchPage(page);
       },
@@ -132,7 +134,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
       (await system.rpc("computer/takeControl", { computerId, botId: tenant.botId }, tenant.token)).status,
     ).toBe(200);
     const control = await screenUrl("control");
-    const controller = await openScreen(browser, control.url);
+    const controller = await openScreen(browser, control.url, { timeoutMs: 60_000 });
     await typeIntoScreen(controller, "hello");
     expect((await desktop.observe(tenant.botId)).frameHash).not.toBe(before);
     await controller.page.close();
@@ -152,5 +154,5 @@ describe.skipIf(gate.skip)(gate.title, () => {
     expect(lines).toContain("screen.proxy.websocket_upgraded");
     expect(lines).not.toContain(portToken);
     expect(lines).not.toContain(API_KEY);
-  });
+  }, 240_000);
 });
