@@ -90,7 +90,8 @@ describe.skipIf(gate.skip)(gate.title, () => {
     tenant = await system.tenant("boat");
     computerId = await system.runningComputer(tenant.spaceId, tenant.token);
     const [row] = await system.ctx.db.select().from(computers).where(eq(computers.id, computerId));
-    ref = row?.providerRef ?? "";
+    if (!row?.providerRef) throw new Error(`computer ${computerId} has no providerRef`);
+    ref = row.providerRef;
     browser = await chromium.launch(CHROMIUM);
     await boat.sandbox(ref).desktop?.act(tenant.botId, [
       { type: "key", keys: "ctrl+l" },
@@ -134,9 +135,16 @@ describe.skipIf(gate.skip)(gate.title, () => {
       (await system.rpc("computer/takeControl", { computerId, botId: tenant.botId }, tenant.token)).status,
     ).toBe(200);
     const control = await screenUrl("control");
-    const controller = await openScreen(browser, control.url, { timeoutMs: 60_000 });
+    let seenByController: () => Promise<string> = async () => "";
+    const controller = await openScreen(browser, control.url, {
+      timeoutMs: 60_000,
+      onPage: (page) => {
+        seenByController = watchPage(page);
+      },
+    });
     await typeIntoScreen(controller, "hello");
     expect((await desktop.observe(tenant.botId)).frameHash).not.toBe(before);
+    const controllerSaw = await seenByController();
     await controller.page.close();
 
     // The target the API handed the web proxy is Boat's protected port, token in its query.
@@ -145,7 +153,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
     const portToken = new URL(target.url).searchParams.get("_token") ?? "";
     expect(portToken.length).toBeGreaterThan(16);
     expect(viewerSaw).toContain("/websockify");
-    for (const visible of [viewerSaw, view.answer, control.answer]) {
+    for (const visible of [viewerSaw, controllerSaw, view.answer, control.answer]) {
       expect(visible).not.toContain(portToken);
       expect(visible).not.toContain(new URL(target.url).host);
       expect(visible).not.toContain(API_KEY);
