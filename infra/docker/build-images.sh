@@ -102,6 +102,10 @@ cp "$here/server-customize.sh" "$base_src/customize.sh"
 base_tag="rakazo-server-base:$(hash_of "$base_src")"
 server_src="$work/server-src"
 stage_sources "$server_src/app"
+# The supervisor bundle the cloud providers install into every machine (CMP-8): API and worker
+# read it at RAKAZO_REMOTE_SUPERVISOR (docker-compose.yml). Bundled here, where the dev
+# dependencies are: the image gets production dependencies only, and esbuild is not one.
+bash "$repo/infra/sandboxes/image/build.sh" --stage-supervisor "$server_src/app/infra/sandboxes/supervisor/dist"
 cp "$here/server.Dockerfile" "$server_src/Dockerfile"
 echo "$base_tag" >"$server_src/base"
 server_tag="rakazo-server:$(hash_of "$server_src")"

@@ -13,6 +13,7 @@ import { createE2BProvider, createNovitaProvider } from "@rakazo/sandbox/e2b-fam
 import { readAll, runSandboxProviderContract } from "@rakazo/sandbox/testing";
 import { bundleSupervisor } from "@rakazo/supervisor/bundle";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { browserCookieFixture } from "../support/browser-cookie.ts";
 import { COMPUTER_IMAGE } from "../support/docker.ts";
 import { requireDocker } from "../support/tools.ts";
 
@@ -38,30 +39,6 @@ function adapter(flavor: Flavor, emulator: E2BEmulator, extra: { ttlMs?: number 
     ...extra,
   };
   return flavor === "e2b" ? createE2BProvider(config) : createNovitaProvider(config);
-}
-
-const PORT = 18_766;
-const COOKIE = `rkz=${randomBytes(5).toString("hex")}`;
-const FIXTURE_SERVER = `
-const http = require("node:http");
-const fs = require("node:fs");
-http.createServer((req, res) => {
-  fs.appendFileSync("/tmp/fixture.log", req.url + " " + (req.headers.cookie ?? "-") + "\\n");
-  const headers = { "content-type": "text/html" };
-  if (req.url === "/set") headers["set-cookie"] = "${COOKIE}; Max-Age=86400; Path=/; SameSite=Lax";
-  res.writeHead(200, headers);
-  res.end("<title>fixture</title><h1>" + req.url + "</h1>");
-}).listen(${PORT}, "127.0.0.1");
-`;
-
-async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 500));
-  }
 }
 
 for (const flavor of ["e2b", "novita"] as const) {
@@ -118,25 +95,8 @@ for (const flavor of ["e2b", "novita"] as const) {
         await sandbox.files.write("data/blob.bin", blob);
         await sandbox.files.write("bin/tool.sh", "#!/bin/sh\necho tool\n");
         expect((await sandbox.exec({ argv: ["chmod", "0750", "bin/tool.sh"] })).exitCode).toBe(0);
-        await sandbox.files.write("fixture.js", FIXTURE_SERVER);
-        const serve = () =>
-          sandbox.exec({
-            argv: ["sh", "-c", "rm -f /tmp/fixture.log; nohup node fixture.js >/dev/null 2>&1 & sleep 1"],
-          });
-        const visit = async (path: string) => {
-          await sandbox.pageBrowser?.navigate(bot, `http://127.0.0.1:${PORT}${path}`);
-          return eventually(async () => {
-            const log = (
-              await sandbox.exec({ argv: ["sh", "-c", "cat /tmp/fixture.log 2>/dev/null || true"] })
-            ).stdout;
-            return log
-              .split("\n")
-              .find((l) => l.startsWith(`${path} `))
-              ?.slice(path.length + 1);
-          }, 60_000);
-        };
-        await serve();
-        await visit("/set");
+        const cookie = browserCookieFixture();
+        await cookie.plant(sandbox, bot);
         // PER-7: the browser is closed (profile flushed) before the export.
         await sandbox.desktop?.release(bot);
         const checkpoint = await readAll(await sandbox.files.exportWorkspace());
@@ -157,20 +117,7 @@ for (const flavor of ["e2b", "novita"] as const) {
         expect((await replacement.exec({ argv: ["./bin/tool.sh"] })).stdout).toBe("tool\n");
         // The restored browser profile still holds the cookie the page set before the kill.
         const restored = adapter(flavor, emulator);
-        const again = restored.sandbox(next.ref);
-        await again.exec({
-          argv: ["sh", "-c", "rm -f /tmp/fixture.log; nohup node fixture.js >/dev/null 2>&1 & sleep 1"],
-        });
-        await again.pageBrowser?.navigate(bot, `http://127.0.0.1:${PORT}/check`);
-        const cookie = await eventually(async () => {
-          const log = (await again.exec({ argv: ["sh", "-c", "cat /tmp/fixture.log 2>/dev/null || true"] }))
-            .stdout;
-          return log
-            .split("\n")
-            .find((l) => l.startsWith("/check "))
-            ?.slice("/check ".length);
-        }, 60_000);
-        expect(cookie).toBe(COOKIE);
+        expect(await cookie.read(restored.sandbox(next.ref), bot)).toBe(cookie.cookie);
         await provider.destroy(next.ref);
       }, 400_000);
 

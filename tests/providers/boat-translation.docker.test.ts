@@ -2,14 +2,16 @@
  * Boat translation tests (issue 15, PRV-3, SCR-4): what the adapter makes of Boat's lifecycle,
  * against the emulator with real machines. Resume rotates the hosted-port token and the adapter
  * never hands out the stale one; each unrecoverable state is reported missing and the computer
- * comes back on a replacement with the last checkpoint restored (files and modes); the TTL is
- * refreshed by activity and lapses while idle (emulated clock).
+ * comes back on a replacement with the last checkpoint restored (files and modes in every state,
+ * a browser cookie in one); the TTL is refreshed by activity and lapses while idle (emulated
+ * clock).
  */
 import { Readable } from "node:stream";
 import { type BoatEmulator, createMachinePool, startBoatEmulator } from "@rakazo/emulators";
 import { createBoatProvider } from "@rakazo/sandbox/boat";
 import { COMPUTER_IMAGE, readAll, requireDocker } from "@rakazo/sandbox/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { browserCookieFixture } from "../support/browser-cookie.ts";
 import { supervisorBundle } from "./remote-fixture.ts";
 
 const gate = await requireDocker("Boat adapter translation on the Boat emulator");
@@ -77,8 +79,13 @@ describe.skipIf(gate.skip)(gate.title, () => {
     expect(await stale.text()).toBe("refused\n");
   });
 
-  it("each unrecoverable state is reported missing; the replacement gets the last checkpoint (files, modes)", async () => {
+  it("each unrecoverable state is reported missing; the replacement gets the last checkpoint (files, modes, a browser cookie)", async () => {
     const states = ["error", "cancelled", "snapshot expired", "deleted"] as const;
+    // The cookie is checked in the first state only: it starts a page browser on both machines
+    // (~20 s of CI each time), and the restore path after the state is reported missing is the
+    // same for all four — what differs per state is how "gone" is detected, checked for each.
+    const cookie = browserCookieFixture();
+    const bot = "bot_boat_restore";
     for (const state of states) {
       const computerId = `cmp_boat_gone_${state.replace(" ", "_")}`;
       const { ref } = await provision(computerId);
@@ -86,6 +93,11 @@ describe.skipIf(gate.skip)(gate.title, () => {
       await sandbox.files.write("notes/kept.txt", `checkpoint of ${state}`);
       await sandbox.files.write("bin/run.sh", "#!/bin/sh\necho ran\n");
       expect((await sandbox.exec({ argv: ["chmod", "0750", "bin/run.sh"] })).exitCode).toBe(0);
+      if (state === "error") {
+        await cookie.plant(sandbox, bot);
+        // PER-7: the browser is closed (profile flushed) before the export.
+        await sandbox.desktop?.release(bot);
+      }
       const checkpoint = await readAll(await sandbox.files.exportWorkspace());
 
       if (state === "error") await emulator.setState(ref, "error", "host lost");
@@ -109,6 +121,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
       const mode = await replacement.exec({ argv: ["stat", "-c", "%a", "bin/run.sh"] });
       expect(mode.stdout.trim(), state).toBe("750");
       expect((await replacement.exec({ argv: ["./bin/run.sh"] })).stdout).toBe("ran\n");
+      if (state === "error") expect(await cookie.read(replacement, bot)).toBe(cookie.cookie);
     }
   }, 900_000);
 

@@ -33,6 +33,7 @@ import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ScreenAuthority } from "./authority.ts";
 import { startWebServer, type WebServer } from "./server.ts";
+import { greenPixel, openScreen, typeIntoScreen } from "./testing/screen-browser.ts";
 import { CHROMIUM, GREEN_PAGE } from "./testing/screen-system.ts";
 
 const IMAGE = process.env.RAKAZO_COMPUTER_IMAGE ?? "rakazo-computer:latest";
@@ -127,48 +128,19 @@ describe.skipIf(!ready)(
       rmSync(dataDir, { recursive: true, force: true });
     }, 60_000);
 
-    const open = async (screenUrl: string) => {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-      await page.goto(screenUrl.replace("/screens/", "/embed/"));
-      await page.waitForSelector("html.screen-connected", { timeout: 30_000 });
-      const frame = page.frames().find((f) => f.url().includes("/screens/"));
-      if (!frame) throw new Error("no screen frame");
-      return { page, frame };
-    };
-
     it("shows the computer's desktop pixels; view input is dropped, control input arrives", async () => {
       const desktop = sandbox().desktop;
       if (!desktop) throw new Error("no desktop");
       const first = await desktop.observe(botId);
-      const view = await open(url("view", first.slot));
-      const pixel = await view.frame.waitForFunction(
-        () => {
-          const canvas = (globalThis as any).document.querySelector("canvas") as any;
-          if (!canvas || canvas.width < 100) return undefined;
-          const d = canvas
-            .getContext("2d")
-            ?.getImageData(canvas.width / 2, Math.floor(canvas.height * 0.8), 1, 1).data;
-          return d && d[1] > 150 && d[0] < 60 ? Array.from(d) : undefined;
-        },
-        undefined,
-        { timeout: 20_000 },
-      );
-      expect(await pixel.jsonValue()).toEqual([18, 171, 52, 255]);
+      const view = await openScreen(browser, url("view", first.slot));
+      expect(await greenPixel(view.frame)).toEqual([18, 171, 52, 255]);
 
-      await view.frame.evaluate(() => {
-        const rfb = (globalThis as any).__rakazoRfb;
-        rfb.viewOnly = false;
-        rfb.focus();
-      });
-      await view.page.keyboard.type("hello", { delay: 30 });
-      await new Promise((r) => setTimeout(r, 1000));
+      await typeIntoScreen(view, "hello", true);
       expect((await desktop.observe(botId)).frameHash).toBe(first.frameHash);
       await view.page.close();
 
-      const control = await open(url("control", first.slot));
-      await control.frame.evaluate(() => (globalThis as any).__rakazoRfb.focus());
-      await control.page.keyboard.type("hello", { delay: 30 });
-      await new Promise((r) => setTimeout(r, 1000));
+      const control = await openScreen(browser, url("control", first.slot));
+      await typeIntoScreen(control, "hello");
       expect((await desktop.observe(botId)).frameHash).not.toBe(first.frameHash);
       await control.page.close();
 

@@ -23,6 +23,7 @@ import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { createAuthorityClient } from "./authority.ts";
+import { greenPixel, openScreen as openScreenIn, typeIntoScreen } from "./testing/screen-browser.ts";
 import { CHROMIUM, GREEN_PAGE, type ScreenSystem, startScreenSystem } from "./testing/screen-system.ts";
 
 const TOOLS = ["Xvfb", "x11vnc", "xdotool", "/usr/bin/chromium"];
@@ -105,14 +106,7 @@ describe.skipIf(missing.length > 0)(
       });
 
     /** Opens the embed page; resolves once the reporter said `connected`. */
-    const openScreen = async (url: string) => {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-      await page.goto(url.replace("/screens/", "/embed/"));
-      await page.waitForSelector("html.screen-connected", { timeout: 20_000 });
-      const frame = page.frames().find((f) => f.url().includes("/screens/"));
-      if (!frame) throw new Error("no screen frame");
-      return { page, frame };
-    };
+    const openScreen = (url: string) => openScreenIn(browser, url, { timeoutMs: 20_000 });
 
     beforeAll(async () => {
       await cli("health", {});
@@ -144,19 +138,7 @@ describe.skipIf(missing.length > 0)(
     it("noVNC reports connected and shows the desktop's pixels through proxy and gateway", async () => {
       const { url } = await screenUrl("view");
       const { page, frame } = await openScreen(url);
-      const pixel = await frame.waitForFunction(
-        () => {
-          const canvas = (globalThis as any).document.querySelector("canvas") as any;
-          if (!canvas || canvas.width < 100) return undefined;
-          const data = canvas
-            .getContext("2d")
-            ?.getImageData(canvas.width / 2, Math.floor(canvas.height * 0.8), 1, 1).data;
-          return data && data[1] > 150 && data[0] < 60 ? Array.from(data) : undefined;
-        },
-        undefined,
-        { timeout: 15_000 },
-      );
-      expect(await pixel.jsonValue()).toEqual([18, 171, 52, 255]);
+      expect(await greenPixel(frame, 15_000)).toEqual([18, 171, 52, 255]);
       const headers = (await page.request.get(url)).headers();
       expect(headers["cache-control"]).toContain("no-transform");
       await page.close();
@@ -211,16 +193,11 @@ describe.skipIf(missing.length > 0)(
 
     it("view: keys typed in the viewer do not reach the desktop, even with the viewer's view-only turned off", async () => {
       const before = (await desktop.observe(tenant.botId)).frameHash;
-      const { page, frame } = await openScreen((await screenUrl("view")).url);
-      await frame.evaluate(() => {
-        const rfb = (globalThis as any).__rakazoRfb;
-        rfb.viewOnly = false; // a viewer that cheats: the gateway still drops its input
-        rfb.focus();
-      });
-      await page.keyboard.type("hello", { delay: 30 });
-      await new Promise((r) => setTimeout(r, 1000));
+      const viewer = await openScreen((await screenUrl("view")).url);
+      // A viewer that cheats (its own view-only off): the gateway still drops its input.
+      await typeIntoScreen(viewer, "hello", true);
       expect((await desktop.observe(tenant.botId)).frameHash).toBe(before);
-      await page.close();
+      await viewer.page.close();
     });
 
     it("control needs the control lease; with it, typed keys reach the desktop", async () => {
@@ -234,10 +211,9 @@ describe.skipIf(missing.length > 0)(
         (await system.rpc("computer/takeControl", { computerId, botId: tenant.botId }, tenant.token)).status,
       ).toBe(200);
       const before = (await desktop.observe(tenant.botId)).frameHash;
-      const { page, frame } = await openScreen((await screenUrl("control")).url);
-      await frame.evaluate(() => (globalThis as any).__rakazoRfb.focus());
-      await page.keyboard.type("hello", { delay: 30 });
-      await new Promise((r) => setTimeout(r, 1000));
+      const controller = await openScreen((await screenUrl("control")).url);
+      const { page } = controller;
+      await typeIntoScreen(controller, "hello");
       expect((await desktop.observe(tenant.botId)).frameHash).not.toBe(before);
       // Releasing control revokes the control capability: its live connection closes.
       const closed = new Promise<boolean>((resolve) =>
