@@ -165,7 +165,7 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
 
   const expire = async (id: string) => {
     const sbx = sandboxes.get(id);
-    if (!sbx || sbx.state !== "running") return;
+    if (sbx?.state !== "running") return;
     if (sbx.autoPause) await pause(sbx);
     else await kill(id);
   };
@@ -296,7 +296,7 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
   const envdSandbox = (request: IncomingMessage): EmulatedSandbox => {
     const id = request.headers[idHeader];
     const sbx = typeof id === "string" ? sandboxes.get(id) : undefined;
-    if (!sbx || sbx.state !== "running") {
+    if (sbx?.state !== "running") {
       throw new ConnectError("unavailable", `sandbox ${String(id)} is not running`);
     }
     const token = request.headers["x-access-token"];
@@ -568,7 +568,7 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
     if (!match) return undefined;
     const [, port, id, host, rest] = match;
     const sbx = sandboxes.get(id as string);
-    if (!sbx || sbx.state !== "running" || host !== domain) {
+    if (sbx?.state !== "running" || host !== domain) {
       throw new ApiError(502, `sandbox ${id} is not running`);
     }
     if (sbx.trafficAccessToken) {
