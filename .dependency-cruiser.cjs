@@ -13,6 +13,7 @@ const TEST_OR_BENCH = [
   "(^|/)bench/",
   "^tests/",
   "^scripts/bench\\.ts$",
+  "^scripts/soak\\.ts$",
   "^vitest\\.config\\.ts$",
 ];
 
