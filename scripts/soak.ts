@@ -41,9 +41,15 @@ const result = await runSoak({
 });
 const rows = soakRows(result, "≤ 1.1×");
 console.log(`figures: ${recordFigures("soak", rows)}`);
-for (const [kind, { count, first }] of Object.entries(result.errors)) console.log(`error ${kind} ×${count}: ${first}`);
+console.log(`operations: ${JSON.stringify(result.operations)}`);
+for (const [kind, { count, first }] of Object.entries(result.setupErrors))
+  console.log(`(before the load, not counted) ${kind} ×${count}: ${first}`);
+for (const [kind, { count, first }] of Object.entries(result.errors))
+  console.log(`error ${kind} ×${count}: ${first}`);
 for (const g of soakGrowth(result))
-  console.log(`${g.group.padEnd(12)} ${(g.firstKib / 1024).toFixed(1)} → ${(g.lastKib / 1024).toFixed(1)} MiB (${g.ratio.toFixed(3)}×)`);
+  console.log(
+    `${g.group.padEnd(12)} ${(g.firstKib / 1024).toFixed(1)} → ${(g.lastKib / 1024).toFixed(1)} MiB (${g.ratio.toFixed(3)}×)`,
+  );
 const errors = rows[0]?.value ?? 1;
 const grown = soakGrowth(result).filter((g) => !(g.ratio <= 1.1));
 if (grown.length > 0) console.log(`grew more than 10 %: ${grown.map((g) => g.group).join(", ")}`);

@@ -38,9 +38,10 @@ export function groupTop(output: string): RssGroups {
     const match = /^\s*\d+\s+(\d+)\s+(.+)$/.exec(line);
     if (!match) continue;
     const group = processGroup(match[2] as string);
-    const entry = (groups[group] ??= { kib: 0, processes: 0 });
+    const entry = groups[group] ?? { kib: 0, processes: 0 };
     entry.kib += Number(match[1]);
     entry.processes += 1;
+    groups[group] = entry;
   }
   return groups;
 }

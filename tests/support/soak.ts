@@ -13,7 +13,7 @@ import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { createClient, type RakazoClient } from "@rakazo/client";
+import { createClient } from "@rakazo/client";
 import { createTestDatabase } from "@rakazo/db/testing";
 import { createUserWithSpace } from "@rakazo/services";
 import { openRfb } from "@rakazo/web/bench/rfb-client";
@@ -49,16 +49,20 @@ export interface SoakResult {
   /** Error kinds and counts, with the first message of each kind. */
   readonly errors: Record<string, { count: number; first: string }>;
   readonly operations: { observe: number; act: number; exec: number; updates: number };
+  /** What went wrong before the load started (a desktop retried on a loaded machine): not counted. */
+  readonly setupErrors: Record<string, { count: number; first: string }>;
 }
 
 export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const began = Date.now();
   const say = (line: string) => options.say?.(`[${((Date.now() - began) / 1000).toFixed(0)} s] ${line}`);
-  const errors: SoakResult["errors"] = {};
+  let errors: SoakResult["errors"] = {};
   const fail = (kind: string, error: unknown) => {
-    const entry = (errors[kind] ??= { count: 0, first: String((error as Error)?.message ?? error) });
+    const entry = errors[kind] ?? { count: 0, first: String((error as Error)?.message ?? error) };
     entry.count += 1;
+    errors[kind] = entry;
   };
+  const setupErrors: SoakResult["errors"] = {};
   const errorCount = () => Object.values(errors).reduce((n, e) => n + e.count, 0);
   const operations = { observe: 0, act: 0, exec: 0, updates: 0 };
   const database = await createTestDatabase();
@@ -66,9 +70,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   await chmod(dataDir, 0o755);
   const [apiPort, webPort] = [await freePort(), await freePort()];
   const apiUrl = `http://127.0.0.1:${apiPort}`;
-  const webUrl = `http://127.0.0.1:${webPort}`;
   let launcher: ChildProcess | undefined;
-  let client: RakazoClient | undefined;
   let computerId = "";
   let stopping = false;
   let stop: () => void = () => undefined;
@@ -96,6 +98,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       partial = lines.pop() ?? "";
       for (const line of lines) {
         if (/"level":"(error|fatal)"/.test(line)) fail("log.error", line.slice(0, 400));
+        else if (/"msg":"screen\.proxy\.(target_rejected|websocket_handshake_failed)"/.test(line))
+          say(line.slice(0, 400));
       }
     });
     launcher.stderr?.on("data", (chunk: Buffer) => say(`launcher stderr: ${chunk.toString().trim()}`));
@@ -103,7 +107,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       if (!stopping) fail("launcher.exited", `launcher exited ${code}`);
     });
     const state = await waitForReady(dataDir, launcher);
-    say(`launcher ready: api ${state.children.api}, worker ${state.children.worker}, web ${state.children.web}`);
+    say(
+      `launcher ready: api ${state.children.api}, worker ${state.children.worker}, web ${state.children.web}`,
+    );
 
     const tenant = await createUserWithSpace(database.db, {
       userName: "soak",
@@ -111,13 +117,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       botName: "soak-bot-0",
       providerKind: "docker",
     });
-    client = createClient({ baseUrl: apiUrl, token: tenant.token });
+    const c = createClient({ baseUrl: apiUrl, token: tenant.token });
     const botIds = [tenant.botId];
     for (let i = 1; i < options.bots; i += 1)
-      botIds.push((await client.call("bot/create", { spaceId: tenant.spaceId, name: `soak-bot-${i}` })).id);
-    computerId = (await client.call("computer/list", { spaceId: tenant.spaceId }))[0]?.id ?? "";
-    await client.call("computer/start", { computerId });
-    await until(async () => (await client?.call("computer/get", { computerId }))?.state === "running", 180_000);
+      botIds.push((await c.call("bot/create", { spaceId: tenant.spaceId, name: `soak-bot-${i}` })).id);
+    computerId = (await c.call("computer/list", { spaceId: tenant.spaceId }))[0]?.id ?? "";
+    await c.call("computer/start", { computerId });
+    await until(async () => (await c.call("computer/get", { computerId }))?.state === "running", 180_000);
     const container = (
       await run("docker", ["ps", "-q", "--filter", `label=rakazo.computer=${computerId}`])
     ).stdout.trim();
@@ -125,23 +131,58 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     // Each bot's desktop starts on its first observe; the load starts once all are up. Start-up
     // is not the soak: a desktop that did not start in time on a loaded machine is retried
     // (up to 3 attempts); the soak's errors count from the first sample on.
-    for (const botId of botIds) {
+    const retried = async <T>(what: string, f: () => Promise<T>): Promise<T> => {
       for (let attempt = 1; ; attempt += 1) {
         try {
-          await client.call("computer/observe", { computerId, botId });
-          break;
+          return await f();
         } catch (error) {
           if (attempt === 3) throw error;
-          say(`desktop of ${botId}, attempt ${attempt}: ${(error as Error).message}`);
+          say(`${what}, attempt ${attempt}: ${(error as Error).message}`);
           await sleep(5_000);
         }
       }
-    }
+    };
+    for (const botId of botIds)
+      await retried(`desktop of ${botId}`, () => c.call("computer/observe", { computerId, botId }));
     say(`computer ${computerId} running with ${botIds.length} desktops`);
 
-    const c = client;
     const page = (i: number) =>
       `data:text/html,<body style="margin:0"><input autofocus style="font-size:32px;width:1000px" placeholder="bot ${i}">`;
+    for (let v = 0; v < options.viewers; v += 1) {
+      const botId = botIds[v % botIds.length] as string;
+      const { url } = await c.call("computer/screenUrl", { computerId, botId, policy: "view" });
+      const capability = new URL(url).pathname.split("/")[2] ?? "";
+      const rfb = await retried(`viewer ${v}`, async () =>
+        openRfb(
+          await viaWebSocketRaw({
+            host: "127.0.0.1",
+            port: webPort,
+            path: `/screens/${capability}/websockify`,
+          }),
+        ),
+      );
+      // As noVNC does: one full frame, then one incremental request outstanding at all times.
+      rfb.onUpdate(() => {
+        operations.updates += 1;
+        if (!stopping) rfb.request(true);
+      });
+      rfb.request(false);
+      loops.push(
+        (async () => {
+          for (;;) {
+            const closed = await Promise.race([
+              rfb.nextUpdate().then(() => false),
+              stopped.then(() => true),
+            ]).catch((error) => {
+              if (!stopping) fail("viewer.closed", error);
+              return true;
+            });
+            if (closed) break;
+          }
+          rfb.close();
+        })(),
+      );
+    }
     loops.push(
       ...botIds.map(async (botId, i) => {
         const call = async (kind: keyof typeof operations, f: () => Promise<unknown>) => {
@@ -157,7 +198,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
           c.call("computer/act", {
             computerId,
             botId,
-            actions: [key("ctrl+l"), { type: "type", text: page(i) }, key("Return"), { type: "wait", ms: 500 }],
+            actions: [
+              key("ctrl+l"),
+              { type: "type", text: page(i) },
+              key("Return"),
+              { type: "wait", ms: 500 },
+            ],
           }),
         );
         for (let round = 0; !stopping; round += 1) {
@@ -178,34 +224,6 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         }
       }),
     );
-    for (let v = 0; v < options.viewers; v += 1) {
-      const botId = botIds[v % botIds.length] as string;
-      const { url } = await c.call("computer/screenUrl", { computerId, botId, policy: "view" });
-      const capability = new URL(url).pathname.split("/")[2] ?? "";
-      const rfb = await openRfb(
-        await viaWebSocketRaw({ host: "127.0.0.1", port: webPort, path: `/screens/${capability}/websockify` }),
-      );
-      // As noVNC does: one full frame, then one incremental request outstanding at all times.
-      rfb.onUpdate(() => {
-        operations.updates += 1;
-        if (!stopping) rfb.request(true);
-      });
-      rfb.request(false);
-      loops.push(
-        (async () => {
-          for (;;) {
-            const closed = await Promise.race([rfb.nextUpdate().then(() => false), stopped.then(() => true)]).catch(
-              (error) => {
-                if (!stopping) fail("viewer.closed", error);
-                return true;
-              },
-            );
-            if (closed) break;
-          }
-          rfb.close();
-        })(),
-      );
-    }
     say(`${botIds.length} bots and ${options.viewers} viewers on ${computerId}`);
 
     const samples: SoakSample[] = [];
@@ -226,6 +244,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       const mib = Object.entries(rss).map(([g, r]) => `${g} ${(r.kib / 1024).toFixed(0)}`);
       say(`t+${(atMs / 1000).toFixed(0)} s: ${errorCount()} errors; RSS MiB ${mib.join(", ")}`);
     };
+    // Errors count from here: what setup logged or retried is reported apart.
+    Object.assign(setupErrors, errors);
+    errors = {};
     const started = Date.now();
     await sample(0);
     while (Date.now() - started < options.durationMs) {
@@ -235,10 +256,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     stopping = true;
     stop();
     await Promise.all(loops);
-    return { samples, errors, operations };
+    return { samples, errors, operations, setupErrors };
   } catch (error) {
     fail("soak.setup", error);
-    return { samples: [], errors, operations };
+    return { samples: [], errors, operations, setupErrors };
   } finally {
     stopping = true;
     stop();

@@ -82,29 +82,30 @@ export function openRfb(stream: Stream, options: { shared?: boolean } = {}): Pro
   return new Promise((resolve, reject) => {
     const bytes = new Bytes();
     let received = 0;
-    type Step = { need: number; then: (b: Buffer) => void };
+    type Step = { need: number; on: (b: Buffer) => void };
     let step: Step;
     let skipping = 0;
     let rectsLeft = 0;
     let update = { rects: 0, bytes: 0 };
     let failed: Error | undefined;
-    const waiters: ((u: RfbUpdate) => void)[] = [];
+    const waiters: { resolve: (u: RfbUpdate) => void; reject: (e: Error) => void }[] = [];
     const listeners: ((u: RfbUpdate) => void)[] = [];
     const fail = (error: Error) => {
-      failed = error;
+      failed ??= error;
       reject(error);
+      for (const w of waiters.splice(0)) w.reject(error);
       stream.close();
     };
     const finishUpdate = () => {
       const done = update;
       update = { rects: 0, bytes: 0 };
       for (const l of listeners) l(done);
-      for (const w of waiters.splice(0)) w(done);
+      for (const w of waiters.splice(0)) w.resolve(done);
       step = message;
     };
     const rect: Step = {
       need: 12,
-      then: (b) => {
+      on: (b) => {
         const [w, h, encoding] = [b.readUInt16BE(4), b.readUInt16BE(6), b.readInt32BE(8)];
         if (encoding !== 0) return fail(new Error(`unexpected encoding ${encoding}`));
         skipping = w * h * BYTES_PER_PIXEL;
@@ -114,23 +115,29 @@ export function openRfb(stream: Stream, options: { shared?: boolean } = {}): Pro
         if (rectsLeft === 0 && skipping === 0) finishUpdate();
       },
     };
+    /** A message header of `need` bytes, then a body of `size(header)` bytes skipped. */
+    const skipThen = (need: number, size: (header: Buffer) => number): Step => ({
+      need,
+      on: (header) => {
+        skipping = size(header);
+        step = message;
+      },
+    });
     const message: Step = {
       need: 1,
-      then: (b) => {
+      on: (b) => {
         const type = b[0];
         if (type === 0)
           step = {
             need: 3,
-            then: (h) => {
+            on: (h) => {
               rectsLeft = h.readUInt16BE(1);
               if (rectsLeft === 0) finishUpdate();
               else step = rect;
             },
           };
-        else if (type === 1)
-          step = { need: 5, then: (h) => ((skipping = h.readUInt16BE(3) * 6), (step = message)) };
-        else if (type === 3)
-          step = { need: 7, then: (h) => ((skipping = h.readUInt32BE(3)), (step = message)) };
+        else if (type === 1) step = skipThen(5, (h) => h.readUInt16BE(3) * 6);
+        else if (type === 3) step = skipThen(7, (h) => h.readUInt32BE(3));
         else if (type !== 2) fail(new Error(`unexpected server message ${type}`));
       },
     };
@@ -167,38 +174,40 @@ export function openRfb(stream: Stream, options: { shared?: boolean } = {}): Pro
         send(m);
       },
       nextUpdate: () =>
-        failed ? Promise.reject(failed) : new Promise<RfbUpdate>((r) => waiters.push(r)),
+        failed
+          ? Promise.reject(failed)
+          : new Promise<RfbUpdate>((resolve, reject) => waiters.push({ resolve, reject })),
       onUpdate: (l) => listeners.push(l),
       close: () => stream.close(),
     });
     step = {
       need: 12,
-      then: (version) => {
+      on: (version) => {
         if (!version.toString("latin1").startsWith("RFB 003.")) return fail(new Error("not an RFB server"));
         send(Buffer.from("RFB 003.008\n"));
         step = {
           need: 1,
-          then: (count) => {
+          on: (count) => {
             const n = count[0] as number;
             if (n === 0) return fail(new Error("server refused the connection"));
             step = {
               need: n,
-              then: (types) => {
+              on: (types) => {
                 if (!types.includes(1)) return fail(new Error(`no security type None in ${[...types]}`));
                 send(Buffer.from([1]));
                 step = {
                   need: 4,
-                  then: (result) => {
+                  on: (result) => {
                     if (result.readUInt32BE(0) !== 0) return fail(new Error("security handshake failed"));
                     send(Buffer.from([options.shared === false ? 0 : 1]));
                     step = {
                       need: 24,
-                      then: (init) => {
+                      on: (init) => {
                         width = init.readUInt16BE(0);
                         height = init.readUInt16BE(2);
                         step = {
                           need: init.readUInt32BE(20),
-                          then: () => {
+                          on: () => {
                             send(setPixelFormat());
                             send(Buffer.from([2, 0, 0, 1, 0, 0, 0, 0])); // SetEncodings: raw
                             step = message;
@@ -215,11 +224,7 @@ export function openRfb(stream: Stream, options: { shared?: boolean } = {}): Pro
         };
       },
     };
-    stream.onClose((error) => {
-      const closed = error ?? new Error("stream closed");
-      if (!failed) failed = closed;
-      reject(closed);
-    });
+    stream.onClose((error) => fail(error ?? new Error("stream closed")));
     stream.onData((chunk) => {
       received += chunk.length;
       bytes.push(chunk);
@@ -232,7 +237,7 @@ export function openRfb(stream: Stream, options: { shared?: boolean } = {}): Pro
         }
         if (bytes.length < step.need) return;
         const current = step;
-        current.then(current.need === 0 ? Buffer.alloc(0) : bytes.take(current.need));
+        current.on(current.need === 0 ? Buffer.alloc(0) : bytes.take(current.need));
       }
     });
   });

@@ -54,7 +54,12 @@ export function direct(socketPath: string): Promise<Stream> {
 
 export type WebSocketTarget =
   | { readonly socketPath: string; readonly path: string; readonly headers?: Record<string, string> }
-  | { readonly port: number; readonly host: string; readonly path: string; readonly headers?: Record<string, string> };
+  | {
+      readonly port: number;
+      readonly host: string;
+      readonly path: string;
+      readonly headers?: Record<string, string>;
+    };
 
 /** A websocket opened with a raw socket; rejects with the status line when refused. */
 export function viaWebSocketRaw(target: WebSocketTarget): Promise<Stream> {

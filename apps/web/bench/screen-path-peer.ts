@@ -30,7 +30,11 @@ if (mode === "supervisor") {
     path.join(dir, "profile"),
   );
   const stack = await processLauncher({ logDir: path.join(dir, "logs") }).start(plan);
-  for (const args of [["key", "ctrl+l"], ["type", "--delay", "5", "--", GREEN_PAGE], ["key", "Return"]])
+  for (const args of [
+    ["key", "ctrl+l"],
+    ["type", "--delay", "5", "--", GREEN_PAGE],
+    ["key", "Return"],
+  ])
     await stack.runStep({ kind: "xdotool", args });
   await stack.runStep({ kind: "wait", ms: 2_000 });
   const gateway = new ScreenGateway({

@@ -17,7 +17,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { generateScreenKeys, mintScreenCapability, parseScreenKeys, type ScreenKeyring } from "@rakazo/screens";
+import {
+  generateScreenKeys,
+  mintScreenCapability,
+  parseScreenKeys,
+  type ScreenKeyring,
+} from "@rakazo/screens";
 import { BENCH_BOT, BENCH_COMPUTER } from "./constants.ts";
 import { openRfb, type RfbSession } from "./rfb-client.ts";
 import { direct, type Stream, viaWebSocketRaw } from "./rfb-stream.ts";
@@ -42,7 +47,15 @@ const KEYSYM_BACKSPACE = 0xff08;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function startPeer(args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; ready: any }> {
+interface PeerReady {
+  readonly vncSocket?: string;
+  readonly url?: string;
+}
+
+function startPeer(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ child: ChildProcess; ready: PeerReady }> {
   const peer = fileURLToPath(new URL("./screen-path-peer.ts", import.meta.url));
   const child = spawn(process.execPath, [peer, ...args], { env, stdio: ["ignore", "pipe", "inherit"] });
   return new Promise((resolve, reject) => {
@@ -135,8 +148,8 @@ export async function benchScreenPath(report: Report): Promise<void> {
     peers.push(supervisor.child);
     const web = await startPeer(["web", dir], env);
     peers.push(web.child);
-    const { port } = new URL(web.ready.url);
-    const vncSocket: string = supervisor.ready.vncSocket;
+    const { port } = new URL(web.ready.url ?? "");
+    const vncSocket = supervisor.ready.vncSocket ?? "";
     const straight = () => direct(vncSocket);
     const proxied = (policy: "view" | "control") => () =>
       viaWebSocketRaw({
