@@ -14,6 +14,7 @@ const TEST_OR_BENCH = [
   "^tests/",
   "^scripts/bench\\.ts$",
   "^scripts/test-computer\\.ts$",
+  "^scripts/soak\\.ts$",
   "^vitest\\.config\\.ts$",
 ];
 

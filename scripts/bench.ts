@@ -51,6 +51,7 @@ const SUITES: readonly Suite[] = [
     name: "screens",
     load: async () => (await import("@rakazo/web/bench")).benchGateway,
   },
+  { name: "screen-path", load: async () => (await import("@rakazo/web/bench/screen-path")).benchScreenPath },
   {
     name: "web-app",
     load: async () => (await import("@rakazo/web/bench/app")).benchWebApp,

@@ -12,7 +12,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,6 +23,7 @@ import {
 } from "@rakazo/protocol/capability";
 import WebSocket from "ws";
 import { BLAST_BYTES } from "./constants.ts";
+import { direct, type Stream, viaWebSocketRaw } from "./rfb-stream.ts";
 
 export interface BenchRow {
   readonly name: string;
@@ -48,112 +48,13 @@ function startPeer(mode: string, dir: string): Promise<ChildProcess> {
   });
 }
 
-/** One byte stream, direct or through the gateway. */
-interface Stream {
-  send(bytes: Buffer): void;
-  onData(listener: (chunk: Buffer) => void): void;
-  close(): void;
-}
-
-function direct(socketPath: string): Promise<Stream> {
-  return new Promise((resolve) => {
-    const socket = net.connect(socketPath, () => {
-      socket.setNoDelay(true);
-      resolve({
-        send: (b) => socket.write(b),
-        onData: (l) => socket.on("data", l),
-        close: () => socket.destroy(),
-      });
-    });
+/** The gateway's RFB route read by the raw websocket client (rfb-stream.ts). */
+const viaGatewayRaw = (gatewaySocket: string, ticket: string): Promise<Stream> =>
+  viaWebSocketRaw({
+    socketPath: gatewaySocket,
+    path: "/v1/rfb",
+    headers: { "x-rakazo-screen-ticket": ticket },
   });
-}
-
-/**
- * A minimal websocket client on a raw socket: handshake, masked binary frames out, and server
- * frames walked header by header with their payloads handed on as views of the read chunks.
- */
-function viaGatewayRaw(gatewaySocket: string, ticket: string): Promise<Stream> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(gatewaySocket);
-    socket.once("error", reject);
-    socket.once("connect", () => {
-      socket.setNoDelay(true);
-      socket.write(
-        "GET /v1/rfb HTTP/1.1\r\nHost: gateway\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
-          `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString("base64")}\r\n` +
-          `x-rakazo-screen-ticket: ${ticket}\r\n\r\n`,
-      );
-    });
-    let head: Buffer | undefined = Buffer.alloc(0);
-    let pending = Buffer.alloc(0); // an incomplete frame header
-    let remaining = 0; // payload bytes left in the current frame
-    const early: Buffer[] = [];
-    let listener: ((chunk: Buffer) => void) | undefined;
-    const emit = (bytes: Buffer) => (listener ? listener(bytes) : early.push(Buffer.from(bytes)));
-    const frames = (chunk: Buffer): void => {
-      let at = 0;
-      while (at < chunk.length) {
-        if (remaining > 0) {
-          const n = Math.min(remaining, chunk.length - at);
-          emit(chunk.subarray(at, at + n));
-          remaining -= n;
-          at += n;
-          continue;
-        }
-        const take = Math.min(10 - pending.length, chunk.length - at);
-        const header =
-          pending.length > 0 ? Buffer.concat([pending, chunk.subarray(at, at + take)]) : chunk.subarray(at);
-        const before = pending.length;
-        if (header.length < 2) {
-          pending = Buffer.from(header);
-          return;
-        }
-        const len7 = (header[1] as number) & 0x7f;
-        const size = len7 === 126 ? 4 : len7 === 127 ? 10 : 2;
-        if (header.length < size) {
-          pending = Buffer.from(header.subarray(0, Math.min(header.length, 10)));
-          return;
-        }
-        if (((header[0] as number) & 0x0f) >= 8) throw new Error("unexpected control frame in bench");
-        remaining =
-          len7 === 126 ? header.readUInt16BE(2) : len7 === 127 ? Number(header.readBigUInt64BE(2)) : len7;
-        at += size - before;
-        pending = Buffer.alloc(0);
-      }
-    };
-    socket.on("data", (chunk: Buffer) => {
-      if (!head) return frames(chunk);
-      head = Buffer.concat([head, chunk]);
-      const end = head.indexOf("\r\n\r\n");
-      if (end < 0) return;
-      if (!head.subarray(0, 13).equals(Buffer.from("HTTP/1.1 101 "))) {
-        reject(new Error(`gateway refused: ${head.subarray(0, end).toString("latin1").split("\r\n")[0]}`));
-        socket.destroy();
-        return;
-      }
-      const rest = head.subarray(end + 4);
-      head = undefined;
-      resolve({
-        send: (bytes) => {
-          const mask = randomBytes(4);
-          const frame = Buffer.alloc(6 + bytes.length);
-          frame[0] = 0x82;
-          frame[1] = 0x80 | bytes.length; // bench messages are < 126 bytes
-          mask.copy(frame, 2);
-          for (let i = 0; i < bytes.length; i += 1)
-            frame[6 + i] = (bytes[i] as number) ^ (mask[i & 3] as number);
-          socket.write(frame);
-        },
-        onData: (l) => {
-          listener = l;
-          for (const chunk of early.splice(0)) l(chunk);
-        },
-        close: () => socket.destroy(),
-      });
-      if (rest.length > 0) frames(rest);
-    });
-  });
-}
 
 /** The gateway through the `ws` client, as the web proxy reaches it. */
 function viaGateway(gatewaySocket: string, ticket: string): Promise<Stream> {
@@ -174,6 +75,7 @@ function viaGateway(gatewaySocket: string, ticket: string): Promise<Stream> {
           listener = l;
           for (const chunk of early.splice(0)) l(chunk);
         },
+        onClose: (l) => ws.once("close", () => l()),
         close: () => ws.terminate(),
       }),
     );

@@ -1,0 +1,211 @@
+/**
+ * `pnpm bench --only screen-path` (issue 22, item 5): the screen path end to end, as a person
+ * sees it. A real desktop on this host started exactly as the supervisor starts one (Xvfb +
+ * Chromium + x11vnc on a Unix socket), the real ScreenGateway in front of it, and the real web
+ * service proxying to the gateway — each its own process (screen-path-peer.ts). The same RFB
+ * viewer (rfb-client.ts) reads the x11vnc socket directly (the baseline) and through web proxy +
+ * gateway with a capability, alternately, in the same run:
+ * - full-frame raw updates: non-incremental 1280×800 updates back to back, MiB/s (target ≥ 0.9×
+ *   direct; x11vnc itself is the limit here, so the row guards against regressions);
+ * - input-to-pixel latency: a key event (control capability) until the first framebuffer update
+ *   showing it — Chromium's focused field draws the character — median ms (target ≤ 1.1× direct).
+ * The synthetic-server gateway micro-bench stays in screens.bench.ts as the component figure.
+ * Needs Xvfb, x11vnc, xdotool and Chromium on the host; without them the suite says so.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  generateScreenKeys,
+  mintScreenCapability,
+  parseScreenKeys,
+  type ScreenKeyring,
+} from "@rakazo/screens";
+import { BENCH_BOT, BENCH_COMPUTER } from "./constants.ts";
+import { openRfb, type RfbSession } from "./rfb-client.ts";
+import { direct, type Stream, viaWebSocketRaw } from "./rfb-stream.ts";
+
+type Report = (row: {
+  name: string;
+  value: number;
+  unit: string;
+  baseline?: number;
+  ratio?: number;
+  target?: string;
+}) => void;
+
+/** Display of the bench's desktop: helper i22b's assigned host range is :1700–:1799. */
+const DISPLAY = Number(process.env.RAKAZO_BENCH_DISPLAY ?? 1700);
+const FRAMES = 30;
+const THROUGHPUT_ROUNDS = 5;
+const LATENCY_ROUNDS = 25;
+const KEYSYM_A = 0x61;
+const KEYSYM_BACKSPACE = 0xff08;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface PeerReady {
+  readonly vncSocket?: string;
+  readonly url?: string;
+}
+
+function startPeer(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ child: ChildProcess; ready: PeerReady }> {
+  const peer = fileURLToPath(new URL("./screen-path-peer.ts", import.meta.url));
+  const child = spawn(process.execPath, [peer, ...args], { env, stdio: ["ignore", "pipe", "inherit"] });
+  return new Promise((resolve, reject) => {
+    child.stdout?.once("data", (d: Buffer) => resolve({ child, ready: JSON.parse(d.toString()) }));
+    child.once("exit", (code) => reject(new Error(`${args[0]} peer exited ${code}`)));
+  });
+}
+
+function missingTools(): string | undefined {
+  for (const tool of ["Xvfb", "x11vnc", "xdotool", "chromium"]) {
+    try {
+      execFileSync("which", [tool], { stdio: "ignore" });
+    } catch {
+      return `${tool} is not installed`;
+    }
+  }
+  return undefined;
+}
+
+/** Full-frame raw updates back to back; MiB/s of pixel data. */
+async function fullFrames(open: () => Promise<Stream>): Promise<number> {
+  const rfb = await openRfb(await open());
+  const started = performance.now();
+  let bytes = 0;
+  for (let i = 0; i < FRAMES; i += 1) {
+    rfb.request(false);
+    bytes += (await rfb.nextUpdate()).bytes;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  rfb.close();
+  return bytes / 1024 / 1024 / seconds;
+}
+
+/** Waits until no update arrives for `quietMs`, keeping one incremental request outstanding. */
+async function settle(rfb: RfbSession, quietMs: number): Promise<void> {
+  for (;;) {
+    rfb.request(true);
+    const next = rfb.nextUpdate();
+    const quiet = await Promise.race([next.then(() => false), sleep(quietMs).then(() => true)]);
+    if (quiet) {
+      // The request stays outstanding; its update is the one the next key causes.
+      pendingUpdate.set(rfb, next);
+      return;
+    }
+  }
+}
+const pendingUpdate = new WeakMap<RfbSession, Promise<unknown>>();
+
+/** One key (down + up) → the first non-empty update after it, ms. */
+async function keyToPixel(rfb: RfbSession, keysym: number): Promise<number> {
+  await settle(rfb, 150);
+  const started = performance.now();
+  rfb.key(keysym, true);
+  rfb.key(keysym, false);
+  let next = pendingUpdate.get(rfb) as Promise<{ rects: number }>;
+  for (;;) {
+    const update = await Promise.race([next, sleep(5_000).then(() => undefined)]);
+    if (!update) throw new Error("no framebuffer update within 5 s of a key");
+    if (update.rects > 0) return performance.now() - started;
+    rfb.request(true);
+    next = rfb.nextUpdate();
+  }
+}
+
+function capability(keyring: ScreenKeyring, policy: "view" | "control"): string {
+  return mintScreenCapability(keyring, {
+    computerId: BENCH_COMPUTER,
+    botId: BENCH_BOT,
+    slot: 0,
+    generation: 1,
+    policy,
+    subject: "usr_bench",
+    ttlMs: 600_000,
+  }).token;
+}
+
+export async function benchScreenPath(report: Report): Promise<void> {
+  const missing = missingTools();
+  if (missing) {
+    process.stdout.write(`(screen path left out: ${missing})\n`);
+    return;
+  }
+  const dir = mkdtempSync(path.join(os.tmpdir(), "rkz-bench-path-"));
+  const keys = generateScreenKeys("k1");
+  const keyring = parseScreenKeys(keys);
+  const env = { ...process.env, SCREEN_KEYS: keys };
+  const peers: ChildProcess[] = [];
+  try {
+    const supervisor = await startPeer(["supervisor", dir, String(DISPLAY)], env);
+    peers.push(supervisor.child);
+    const web = await startPeer(["web", dir], env);
+    peers.push(web.child);
+    const { port } = new URL(web.ready.url ?? "");
+    const vncSocket = supervisor.ready.vncSocket ?? "";
+    const straight = () => direct(vncSocket);
+    const proxied = (policy: "view" | "control") => () =>
+      viaWebSocketRaw({
+        host: "127.0.0.1",
+        port: Number(port),
+        path: `/screens/${capability(keyring, policy)}/websockify`,
+      });
+
+    // Warm up both paths once, then alternate (medians).
+    await fullFrames(straight);
+    await fullFrames(proxied("view"));
+    const directMbps: number[] = [];
+    const proxyMbps: number[] = [];
+    for (let i = 0; i < THROUGHPUT_ROUNDS; i += 1) {
+      directMbps.push(await fullFrames(straight));
+      proxyMbps.push(await fullFrames(proxied("view")));
+    }
+    const d = median(directMbps);
+    const p = median(proxyMbps);
+    report({
+      name: "x11vnc full-frame raw updates, web proxy + gateway (view)",
+      value: p,
+      unit: "MiB/s",
+      baseline: d,
+      ratio: p / d,
+      target: "≥ 0.9× direct",
+    });
+
+    const viaProxy = await openRfb(await proxied("control")());
+    const viaSocket = await openRfb(await straight());
+    const proxyMs: number[] = [];
+    const directMs: number[] = [];
+    for (let i = 0; i < LATENCY_ROUNDS; i += 1) {
+      // 'a' then BackSpace: every key changes the field, and it never fills up.
+      const keysym = i % 2 === 0 ? KEYSYM_A : KEYSYM_BACKSPACE;
+      proxyMs.push(await keyToPixel(viaProxy, keysym));
+      directMs.push(await keyToPixel(viaSocket, keysym === KEYSYM_A ? KEYSYM_BACKSPACE : KEYSYM_A));
+    }
+    viaProxy.close();
+    viaSocket.close();
+    const lp = median(proxyMs);
+    const ld = median(directMs);
+    report({
+      name: "input-to-pixel latency p50, web proxy + gateway (control)",
+      value: lp,
+      unit: "ms",
+      baseline: ld,
+      ratio: lp / ld,
+      target: "≤ 1.1× direct",
+    });
+  } finally {
+    for (const peer of peers.reverse()) {
+      const exited = new Promise((r) => peer.once("exit", r));
+      peer.kill("SIGTERM");
+      await Promise.race([exited, sleep(15_000)]);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
