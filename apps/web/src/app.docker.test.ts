@@ -209,8 +209,10 @@ describe.skipIf(gate.skip)(gate.title, () => {
       await shot("stop-the-bot-first");
       await axe(page, "stop the bot first");
       await callout.getByRole("button", { name: "Stop the bot", exact: true }).click();
+      // Stopping cancels the run and closes the bot's browser cleanly (its profile is flushed,
+      // CMP-6) before control is taken: seconds, not vitest's default one-second poll.
       await expect
-        .poll(() => page.getByTestId("control-state").textContent())
+        .poll(() => page.getByTestId("control-state").textContent(), { timeout: 20_000 })
         .toBe("You control this screen.");
       expect((await client.call("run/get", { runId: run.id })).status).toBe("canceled");
       await screenFrame(page);
