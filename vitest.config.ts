@@ -2,7 +2,9 @@ import { defineConfig } from "vitest/config";
 import LongFirstSequencer from "./tests/setup/long-first.ts";
 
 // Projects: `unit` needs nothing; `integration` needs the real Postgres (and Docker where a
-// suite says so). Both run in the README's test command.
+// suite says so). Both run in the README's test command, first and two files at a time (on a
+// 2-core machine vitest's default is one, which put them in one serial lane behind the Docker
+// suites); each file has its own database clone and each host-desktop suite its own display range.
 const SOLO = ["tests/docker/desktop-capacity.docker.test.ts"];
 
 export default defineConfig({
@@ -15,6 +17,8 @@ export default defineConfig({
           name: "unit",
           include: ["{apps,packages,infra}/**/src/**/*.test.ts"],
           exclude: ["**/node_modules/**", "**/*.integration.test.ts", "**/*.docker.test.ts"],
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -26,6 +30,8 @@ export default defineConfig({
           setupFiles: ["tests/setup/log-secrets.ts"],
           testTimeout: 30_000,
           hookTimeout: 60_000,
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
         },
       },
       {
