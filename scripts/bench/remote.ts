@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { createMachinePool, startBoatEmulator, startDaytonaEmulator } from "@rakazo/emulators";
 import { startE2BEmulator } from "@rakazo/emulators/e2b";
 import { createProvider, type SandboxProvider } from "@rakazo/sandbox";
+import { measureFirstScreenshot } from "@rakazo/sandbox/bench";
 import { createBoatProvider } from "@rakazo/sandbox/boat";
 import { createDaytonaProvider } from "@rakazo/sandbox/daytona";
 import { createE2BProvider } from "@rakazo/sandbox/e2b-family";
@@ -28,33 +29,6 @@ import type { BenchReport } from "../bench.ts";
 const WARM_SAMPLES = 15;
 const OWNER = `bench-remote-${process.pid}`;
 const LABELS = { "rakazo-test.suite": "bench-remote", "rakazo-test.owner": OWNER };
-
-interface Figures {
-  readonly coldMs: number;
-  readonly warmP50Ms: number;
-}
-
-async function measure(provider: SandboxProvider): Promise<Figures> {
-  const computerId = `cmp_bench${randomBytes(6).toString("hex")}`;
-  const started = performance.now();
-  const { ref } = await provider.provision({ computerId, homeKey: computerId, mode: "team" });
-  try {
-    const desktop = provider.sandbox(ref).desktop;
-    if (!desktop) throw new Error(`${provider.kind} has no desktop`);
-    await desktop.observe("bot_bench");
-    const coldMs = performance.now() - started;
-    const warm: number[] = [];
-    for (let i = 0; i < WARM_SAMPLES; i += 1) {
-      const t = performance.now();
-      await desktop.observe("bot_bench");
-      warm.push(performance.now() - t);
-    }
-    warm.sort((a, b) => a - b);
-    return { coldMs, warmP50Ms: warm[Math.floor(warm.length / 2)] as number };
-  } finally {
-    await provider.destroy(ref);
-  }
-}
 
 export async function benchRemote(report: BenchReport): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), "rakazo-bench-remote-"));
@@ -89,14 +63,14 @@ export async function benchRemote(report: BenchReport): Promise<void> {
   try {
     for (const [name, provider] of remotes) {
       // Docker just before each: the pair sees the same load on a shared machine.
-      const docker = await measure(
+      const docker = await measureFirstScreenshot(
         await createProvider({
           kind: "docker",
           image: COMPUTER_IMAGE,
           dataDir: join(root, name.split(" ")[0] as string),
         }),
       );
-      const remote = await measure(provider);
+      const remote = await measureFirstScreenshot(provider, WARM_SAMPLES);
       report({
         name: `${name}: cold first screenshot (provision → PNG)`,
         value: remote.coldMs,

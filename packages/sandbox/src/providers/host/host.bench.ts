@@ -26,7 +26,11 @@ interface BenchRow {
 const BUILD_SH = fileURLToPath(new URL("../../../../../infra/sandboxes/image/build.sh", import.meta.url));
 const WARM_SAMPLES = 10;
 
-async function measure(provider: SandboxProvider): Promise<{ coldMs: number; warmP50Ms: number }> {
+/** Provision → first screenshot (cold), then the p50 of `samples` observes (warm); destroys after. */
+export async function measureFirstScreenshot(
+  provider: SandboxProvider,
+  samples = WARM_SAMPLES,
+): Promise<{ coldMs: number; warmP50Ms: number }> {
   const computerId = `cmp_bench${randomBytes(6).toString("hex")}`;
   const started = performance.now();
   const { ref } = await provider.provision({ computerId, homeKey: computerId, mode: "team" });
@@ -36,7 +40,7 @@ async function measure(provider: SandboxProvider): Promise<{ coldMs: number; war
     await desktop.observe("bot_bench");
     const coldMs = performance.now() - started;
     const warm: number[] = [];
-    for (let i = 0; i < WARM_SAMPLES; i += 1) {
+    for (let i = 0; i < samples; i += 1) {
       const t = performance.now();
       await desktop.observe("bot_bench");
       warm.push(performance.now() - t);
@@ -52,7 +56,7 @@ export async function benchHost(report: (row: BenchRow) => void): Promise<void> 
   const root = await mkdtemp(join(tmpdir(), "rakazo-bench-host-"));
   try {
     execFileSync("bash", [BUILD_SH, "--stage-supervisor", join(root, "bundle")], { stdio: "ignore" });
-    const host = await measure(
+    const host = await measureFirstScreenshot(
       createHostProvider({
         dataDir: join(root, "host"),
         supervisorBundle: join(root, "bundle", "supervisor.mjs"),
@@ -61,7 +65,7 @@ export async function benchHost(report: (row: BenchRow) => void): Promise<void> 
         displayCount: 10,
       }),
     );
-    const docker = await measure(
+    const docker = await measureFirstScreenshot(
       createSupervisedDockerProvider({
         image: process.env.RAKAZO_COMPUTER_IMAGE ?? "rakazo-computer:latest",
         dataDir: join(root, "docker"),
