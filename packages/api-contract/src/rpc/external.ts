@@ -83,14 +83,19 @@ export const externalComputerState = defineContract({
   output: z.strictObject({ computer: externalComputerView, screens: z.array(externalScreenView) }),
 });
 
+/** What names a command, the same for a foreground exec and a background process. */
+const commandFields = {
+  argv: z.array(z.string().max(100_000)).min(1).max(1_000),
+  cwd: z.string().max(4_096).optional(),
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional(),
+};
+
 export const externalComputerExec = defineContract({
   name: "external/computer/exec",
   auth: "external",
   input: z.strictObject({
     computerId,
-    argv: z.array(z.string().max(100_000)).min(1).max(1_000),
-    cwd: z.string().max(4_096).optional(),
-    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional(),
+    ...commandFields,
     stdin: z.string().max(10_000_000).optional(),
     timeoutMs: z.number().int().min(1).max(600_000).optional(),
   }),
@@ -176,9 +181,7 @@ export const externalProcessStart = defineContract({
   auth: "external",
   input: z.strictObject({
     computerId,
-    argv: z.array(z.string().max(100_000)).min(1).max(1_000),
-    cwd: z.string().max(4_096).optional(),
-    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional(),
+    ...commandFields,
   }),
   output: z.strictObject({ computerId: z.string(), handle: z.string(), pid: z.number().int() }),
 });
