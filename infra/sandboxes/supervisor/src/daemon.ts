@@ -1,18 +1,10 @@
 /**
  * The supervisor daemon: `serve [flags]` (see config.ts), started as `node supervisor.mjs serve`
  * in the image or `node main.ts serve` from source. One per computer, guarded by
- * `<runDir>/supervisor.pid`; a second instance exits 0 without touching the first.
+ * `<runDir>/supervisor.pid`; a second instance exits 0 without touching the first, unless it is
+ * the container's main process (then it stands by, see `standBy`).
  */
-import {
-  chmodSync,
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  writeSync,
-} from "node:fs";
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { sampleCgroup } from "./cgroup.ts";
 import { parseFlags, resolveConfig, type SupervisorConfig } from "./config.ts";
@@ -34,30 +26,81 @@ function isSupervisor(pid: number): boolean {
   }
 }
 
-/** Takes the single-instance lock; false when a live supervisor holds it. */
+/**
+ * Takes the single-instance lock; false when a live supervisor holds it. The pid is written
+ * first and linked into place, so a contender never reads a lock file without its pid.
+ */
 function takeLock(file: string): boolean {
-  for (let attempt = 0; attempt < 2; attempt += 1) {
-    try {
-      const fd = openSync(file, "wx");
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      return true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      const pid = Number.parseInt(readFileSync(file, "utf8"), 10);
-      if (Number.isInteger(pid) && pid !== process.pid && isSupervisor(pid)) return false;
-      rmSync(file, { force: true });
+  const mine = `${file}.${process.pid}`;
+  writeFileSync(mine, String(process.pid));
+  try {
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      try {
+        linkSync(mine, file);
+        return true;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+        if (lockHolder(file) !== undefined) return false;
+        rmSync(file, { force: true });
+      }
     }
+    return false;
+  } finally {
+    rmSync(mine, { force: true });
   }
-  return false;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The live supervisor named in the lock file, if any. */
+function lockHolder(file: string): number | undefined {
+  try {
+    const pid = Number.parseInt(readFileSync(file, "utf8"), 10);
+    return Number.isInteger(pid) && pid !== process.pid && isSupervisor(pid) ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The container's main process (its parent is PID 1, the image's init) lost the lock to an
+ * instance the command path started first, e.g. a host call that came before this one had
+ * loaded. Exiting would end the container and every process in it, so it stands by instead:
+ * it takes over if the holder dies, and a SIGTERM (`docker stop`) goes on to the holder, whose
+ * clean shutdown (browsers closed, CMP-6) this waits for before exiting.
+ */
+async function standBy(lock: string): Promise<void> {
+  let stopping = false;
+  const stop = async (): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    const holder = lockHolder(lock);
+    if (holder !== undefined) {
+      process.kill(holder, "SIGTERM");
+      for (const deadline = Date.now() + 20_000; lockHolder(lock) === holder && Date.now() < deadline; ) {
+        await sleep(50);
+      }
+    }
+    process.exit(0);
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  console.error(`supervisor: another instance holds ${lock}; standing by as the container's main process`);
+  while (stopping || !takeLock(lock)) await sleep(500);
+  process.off("SIGTERM", stop);
+  process.off("SIGINT", stop);
+  console.error("supervisor: the holder is gone; taking over");
 }
 
 async function serve(config: SupervisorConfig): Promise<void> {
   mkdirSync(path.join(config.runDir, "vnc"), { recursive: true });
   const lock = path.join(config.runDir, "supervisor.pid");
   if (!takeLock(lock)) {
-    console.error(`supervisor: another instance holds ${lock}`);
-    return;
+    if (process.ppid !== 1) {
+      console.error(`supervisor: another instance holds ${lock}`);
+      return;
+    }
+    await standBy(lock);
   }
   let gateway: ScreenGateway | undefined;
   const supervisor = new Supervisor({
