@@ -2,7 +2,7 @@
  * Spawns and stops one desktop stack (Xvfb + Chromium + x11vnc) from a `StackPlan`. Thin on
  * purpose: what to run is decided in `stack-argv.ts`, when in `supervisor.ts`.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -164,6 +164,27 @@ function devtoolsReady(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * Chromium's window is mapped on the display. DevTools answers before it is (0.6 s on an idle
+ * host, seconds on a loaded one), and keys xdotool sends in between go nowhere: a desktop whose
+ * `observe` has answered must take the next `act` (an agent's ctrl+l and URL were lost).
+ */
+function windowShown(env: NodeJS.ProcessEnv): Promise<boolean> {
+  return new Promise((resolve) => {
+    execFile(
+      "xdotool",
+      ["search", "--onlyvisible", "--class", "chromium"],
+      { env, timeout: 5_000 },
+      (error, stdout) => resolve(!error && stdout.trim() !== ""),
+    );
+  });
+}
+
+/** Ready for input: DevTools answers and the window is shown. */
+async function chromiumReady(port: number, env: NodeJS.ProcessEnv): Promise<boolean> {
+  return (await devtoolsReady(port)) && (await windowShown(env));
+}
+
 /** Asks Chromium to close itself over its loopback DevTools endpoint (BRW-2). */
 async function closeBrowser(port: number): Promise<void> {
   const response = await fetch(`http://127.0.0.1:${port}/json/version`, {
@@ -260,7 +281,7 @@ export function processLauncher(options: ProcessLauncherOptions = {}): StackLaun
           children.chromium = launchChromium(false);
           await waitFor(
             `Chromium on :${plan.display}`,
-            () => devtoolsReady(plan.debugPort),
+            () => chromiumReady(plan.debugPort, display),
             CHROMIUM_READY_MS,
             children.chromium,
           );
@@ -315,7 +336,7 @@ export function processLauncher(options: ProcessLauncherOptions = {}): StackLaun
         children.chromium = launchChromium(freshProfile);
         await waitFor(
           `Chromium on :${plan.display}`,
-          () => devtoolsReady(plan.debugPort),
+          () => chromiumReady(plan.debugPort, display),
           CHROMIUM_READY_MS,
           children.chromium,
         );

@@ -1,0 +1,78 @@
+/**
+ * When a desktop counts as started (processLauncher): DevTools answers before Chromium maps its
+ * window, and keys xdotool sends in between are lost, so an agent's first observe-then-act
+ * typed into nothing (seen in CI under load). The launcher here runs a Chromium stand-in that
+ * answers DevTools at once and shows the real Chromium window only 1.5 s later: `start` must
+ * not resolve before the window is there. Real Xvfb, x11vnc, xdotool and Chromium.
+ */
+import { execFile } from "node:child_process";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { missingOrFail } from "@rakazo/sandbox/testing";
+import { afterAll, describe, expect, it } from "vitest";
+import { processLauncher } from "./desktop-stack.ts";
+import { planStack } from "./stack-argv.ts";
+
+const missing = missingOrFail("desktop stack readiness", ["Xvfb", "x11vnc", "xdotool", "chromium"]);
+
+/**
+ * Answers DevTools' /json/version on the `--remote-debugging-port` it is given, then after
+ * 1.5 s starts the real Chromium (same display, its own profile, no debugging port).
+ */
+const SLOW_WINDOW_CHROMIUM = `#!/usr/bin/env node
+const http = require("node:http");
+const { spawn } = require("node:child_process");
+const port = Number(process.argv.find((a) => a.startsWith("--remote-debugging-port=")).split("=")[1]);
+http.createServer((req, res) => { res.writeHead(200, { "content-type": "application/json" }); res.end("{}"); })
+  .listen(port, "127.0.0.1");
+setTimeout(() => {
+  const profile = process.argv.find((a) => a.startsWith("--user-data-dir=")).split("=")[1] + "-real";
+  spawn("chromium", ["--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=" + profile,
+    "--window-position=0,0", "--window-size=640,400", "about:blank"], { stdio: "inherit" });
+}, 1500);
+`;
+
+function visibleChromiumWindows(display: number): Promise<string> {
+  return new Promise((resolve) =>
+    execFile(
+      "xdotool",
+      ["search", "--onlyvisible", "--class", "chromium"],
+      { env: { ...process.env, DISPLAY: `:${display}` } },
+      (_error, stdout) => resolve(stdout.trim()),
+    ),
+  );
+}
+
+describe.skipIf(missing.length > 0)(
+  missing.length > 0
+    ? `desktop stack readiness — skipped, missing: ${missing.join(", ")}`
+    : "desktop stack readiness",
+  () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), "rakazo-stack-ready-"));
+    afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+    it("starts a desktop only once Chromium's window is shown, not when DevTools first answers", async () => {
+      const binary = path.join(root, "slow-window-chromium");
+      writeFileSync(binary, SLOW_WINDOW_CHROMIUM);
+      chmodSync(binary, 0o755);
+      // Displays 950–989: a range no other host suite uses.
+      const displayBase = 950 + Math.floor(Math.random() * 40);
+      const plan = planStack(
+        { runDir: path.join(root, "run"), displayBase, debugPortBase: 21_000 + displayBase },
+        { index: 0, generation: 1 },
+        path.join(root, "profile"),
+      );
+      const stack = await processLauncher({
+        chromiumBinary: binary,
+        chromiumStopTimeoutMs: 500,
+        logDir: path.join(root, "logs"),
+      }).start(plan);
+      try {
+        expect(await visibleChromiumWindows(plan.display)).toMatch(/^\d+/);
+      } finally {
+        await stack.teardown();
+      }
+    }, 90_000);
+  },
+);
