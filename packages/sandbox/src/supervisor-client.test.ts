@@ -102,7 +102,7 @@ describe("unixSocketTransport", () => {
     });
   });
 
-  it("starts the supervisor when nothing listens, then retries once", async () => {
+  it("starts the supervisor when nothing listens, then retries", async () => {
     const stand = await standIn(() => ({ ok: true, result: HEALTH }));
     let started = 0;
     const transport = unixSocketTransport(stand.socket, {
@@ -113,6 +113,30 @@ describe("unixSocketTransport", () => {
     });
     await expect(transport.call("health", {})).resolves.toEqual(HEALTH);
     expect(started).toBe(1);
+  });
+
+  it("waits for a supervisor that starts listening only after the starter returned", async () => {
+    // A replacement container: its own supervisor is still loading when the command path's
+    // `health` returns, and the old socket file refuses connections until it listens.
+    const stand = await standIn(() => ({ ok: true, result: HEALTH }));
+    const transport = unixSocketTransport(stand.socket, {
+      startSupervisor: async () => {
+        setTimeout(() => void stand.listen(), 1_000);
+      },
+    });
+    await expect(transport.call("health", {})).resolves.toEqual(HEALTH);
+  });
+
+  it("gives up on a socket nobody listens on after the start wait, as DESKTOP_UNAVAILABLE", async () => {
+    const stand = await standIn(() => ({ ok: true, result: HEALTH }));
+    const transport = unixSocketTransport(stand.socket, {
+      startSupervisor: async () => {},
+      startWaitMs: 300,
+    });
+    await expect(transport.call("health", {})).rejects.toMatchObject({
+      code: "DESKTOP_UNAVAILABLE",
+      message: expect.stringContaining("after start"),
+    });
   });
 
   it("without a starter, a missing socket is DESKTOP_UNAVAILABLE", async () => {

@@ -121,6 +121,38 @@ export interface UnixSocketTransportOptions {
    * CLI's `health` through exec, which starts the daemon.
    */
   readonly startSupervisor?: () => Promise<void>;
+  /**
+   * How long to keep retrying a socket nobody listens on after `startSupervisor` (default 30 s):
+   * a new container's own supervisor may still be loading on a busy host, its predecessor's
+   * socket file still in the run dir.
+   */
+  readonly startWaitMs?: number;
+}
+
+/** `post` until the socket accepts, within `waitMs`; other failures end it at once. */
+async function postOnceListening(
+  post: (method: string, params: unknown) => Promise<unknown>,
+  method: string,
+  params: unknown,
+  waitMs: number,
+): Promise<unknown> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await post(method, params);
+    } catch (error) {
+      if (error instanceof SandboxError) throw error;
+      const code = (error as NodeJS.ErrnoException).code ?? "";
+      if (!NOT_LISTENING.has(code) || Date.now() >= deadline) {
+        throw new SandboxError(
+          "DESKTOP_UNAVAILABLE",
+          `${method}: supervisor unreachable after start (${(error as Error).message})`,
+          { cause: error },
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
 }
 
 /**
@@ -133,6 +165,7 @@ export function unixSocketTransport(
   options: UnixSocketTransportOptions = {},
 ): SupervisorTransport {
   const timeoutMs = options.timeoutMs ?? 120_000;
+  const startWaitMs = options.startWaitMs ?? 30_000;
   const post = async (method: string, params: unknown) =>
     postOverSocket(
       typeof socketPath === "string" ? socketPath : await socketPath(),
@@ -158,16 +191,7 @@ export function unixSocketTransport(
           );
         }
         await options.startSupervisor();
-        answer = await post(method, params).catch((retryError: Error) => {
-          if (retryError instanceof SandboxError) throw retryError;
-          throw new SandboxError(
-            "DESKTOP_UNAVAILABLE",
-            `${method}: supervisor unreachable after start (${retryError.message})`,
-            {
-              cause: retryError,
-            },
-          );
-        });
+        answer = await postOnceListening(post, method, params, startWaitMs);
       }
       return decodeAnswer(method, answer);
     },
