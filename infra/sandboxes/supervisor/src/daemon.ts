@@ -14,9 +14,16 @@ import { parseGatewayListen, ScreenGateway } from "./screen-gateway.ts";
 import { createRpcServer, processesOf } from "./server.ts";
 import { Supervisor } from "./supervisor.ts";
 
-/** A live supervisor daemon (bundle or source), not a process that reused its pid. */
-function isSupervisor(pid: number): boolean {
+/**
+ * A live supervisor daemon (bundle or source), not a process that reused its pid. `/proc/<n>`
+ * also answers for thread ids, with the whole process's cmdline: a stale lock from the previous
+ * container (the run dir outlives it, and pids in a fresh container repeat) named one of this
+ * daemon's own threads, so it took itself for the holder. Only a thread-group leader counts.
+ */
+export function isSupervisor(pid: number): boolean {
   try {
+    const tgid = /^Tgid:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    if (Number(tgid) !== pid) return false;
     const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
     return (
       argv.includes("serve") && argv.some((arg) => /(^|\/)(supervisor\.mjs|main\.ts|entry\.ts)$/.test(arg))
