@@ -98,21 +98,33 @@ describe.skipIf(gate.skip)(gate.title, () => {
     expect(res.status, JSON.stringify(res.json)).toBe(200);
   };
 
-  /** Opens `path` of the fixture server in the bot's Chromium and waits for the request. */
+  /**
+   * Opens `path` of the fixture server in the bot's Chromium and waits for the request. Typing
+   * into the omnibox is retried: on a loaded host a restored browser (its last session
+   * reopening) can swallow the first attempt, and what is under test is the cookie it sends.
+   */
   const visit = async (path: string) => {
     // observe brings the bot's desktop (and its Chromium) up.
     const observed = await system.rpc("computer/observe", { computerId, botId: tenant.botId }, tenant.token);
     expect(observed.status, JSON.stringify(observed.json)).toBe(200);
-    await act([
-      { type: "key", keys: "ctrl+l" },
-      { type: "type", text: `http://127.0.0.1:${PORT}${path}` },
-      { type: "key", keys: "Return" },
-    ]);
-    return eventually(async () => {
-      const log = await exec("cat /tmp/fixture.log 2>/dev/null || true");
-      const line = log.split("\n").find((l) => l.startsWith(`${path} `));
-      return line?.slice(path.length + 1);
-    }, 30_000);
+    const requested = () =>
+      eventually(async () => {
+        const log = await exec("cat /tmp/fixture.log 2>/dev/null || true");
+        const line = log.split("\n").find((l) => l.startsWith(`${path} `));
+        return line?.slice(path.length + 1);
+      }, 15_000);
+    for (let attempt = 1; ; attempt += 1) {
+      await act([
+        { type: "key", keys: "ctrl+l" },
+        { type: "type", text: `http://127.0.0.1:${PORT}${path}` },
+        { type: "key", keys: "Return" },
+      ]);
+      try {
+        return await requested();
+      } catch (error) {
+        if (attempt === 3) throw error;
+      }
+    }
   };
 
   const startFixtureServer = async () => {
