@@ -113,6 +113,7 @@ async function serve(config: SupervisorConfig): Promise<void> {
   const supervisor = new Supervisor({
     launcher: processLauncher({
       logDir: config.logDir,
+      chromiumConfigDir: path.join(config.runDir, "chromium-config"),
       ...(config.browserProxy ? { browserProxy: config.browserProxy } : {}),
     }),
     workspace: config.workspace,

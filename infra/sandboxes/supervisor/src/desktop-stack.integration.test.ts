@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { missingOrFail } from "@rakazo/sandbox/testing";
 import { afterAll, describe, expect, it } from "vitest";
+import type { ActionStep } from "./actions.ts";
 import { processLauncher } from "./desktop-stack.ts";
 import { planStack } from "./stack-argv.ts";
 
@@ -52,12 +53,48 @@ describe.skipIf(missing.length > 0)(
     const root = mkdtempSync(path.join(os.tmpdir(), "rakazo-stack-ready-"));
     afterAll(() => rmSync(root, { recursive: true, force: true }));
 
+    it("keeps an unchanged page's frames identical: the text caret does not blink", async () => {
+      // Displays 950–989 (the test below takes another number in the same range).
+      const displayBase = 950 + Math.floor(Math.random() * 20);
+      const plan = planStack(
+        { runDir: path.join(root, "run-caret"), displayBase, debugPortBase: 21_000 + displayBase },
+        { index: 0, generation: 1 },
+        path.join(root, "profile-caret"),
+      );
+      const stack = await processLauncher({
+        chromiumConfigDir: path.join(root, "chromium-config"),
+        logDir: path.join(root, "logs-caret"),
+      }).start(plan);
+      try {
+        const page = "data:text/html,<input autofocus style='font-size:40px;width:900px'>";
+        const steps: ActionStep[] = [
+          { kind: "xdotool", args: ["key", "ctrl+l"] },
+          { kind: "xdotool", args: ["type", "--delay", "5", page] },
+          { kind: "xdotool", args: ["key", "Return"] },
+          { kind: "wait", ms: 2_000 },
+          { kind: "xdotool", args: ["mousemove", "400", "100", "click", "1"] },
+          { kind: "xdotool", args: ["type", "hello"] },
+          { kind: "wait", ms: 1_000 },
+        ];
+        for (const step of steps) await stack.runStep(step);
+        // A blinking caret flips every ~0.5 s: 12 frames over 2 s see both phases.
+        const hashes = new Set<string>();
+        for (let i = 0; i < 12; i += 1) {
+          hashes.add((await stack.capture()).frameHash);
+          await new Promise((resolve) => setTimeout(resolve, 170));
+        }
+        expect(hashes.size).toBe(1);
+      } finally {
+        await stack.teardown();
+      }
+    }, 90_000);
+
     it("starts a desktop only once Chromium's window is shown, not when DevTools first answers", async () => {
       const binary = path.join(root, "slow-window-chromium");
       writeFileSync(binary, SLOW_WINDOW_CHROMIUM);
       chmodSync(binary, 0o755);
       // Displays 950–989: a range no other host suite uses.
-      const displayBase = 950 + Math.floor(Math.random() * 40);
+      const displayBase = 970 + Math.floor(Math.random() * 20);
       const plan = planStack(
         { runDir: path.join(root, "run"), displayBase, debugPortBase: 21_000 + displayBase },
         { index: 0, generation: 1 },

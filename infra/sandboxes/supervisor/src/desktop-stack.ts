@@ -3,7 +3,16 @@
  * purpose: what to run is decided in `stack-argv.ts`, when in `supervisor.ts`.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import type { ActionStep } from "./actions.ts";
@@ -54,6 +63,20 @@ export interface ProcessLauncherOptions {
   readonly chromiumStopTimeoutMs?: number;
   /** Chromium's `--proxy-server` under egress/allowlist (issue 16). */
   readonly browserProxy?: string;
+  /**
+   * Chromium's `XDG_CONFIG_HOME`, holding GTK settings with the text caret's blinking off: a
+   * blinking caret changes the screen twice a second, so an unchanged page never hashed the
+   * same twice (TOOL-2's frame hash). Unset: Chromium's own defaults.
+   */
+  readonly chromiumConfigDir?: string;
+}
+
+/** GTK settings for Chromium (GTK 3 and 4 read their own folder): no blinking text caret. */
+function writeChromiumConfig(dir: string): void {
+  for (const gtk of ["gtk-3.0", "gtk-4.0"]) {
+    mkdirSync(path.join(dir, gtk), { recursive: true });
+    writeFileSync(path.join(dir, gtk, "settings.ini"), "[Settings]\ngtk-cursor-blink=false\n");
+  }
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -246,16 +269,21 @@ export function processLauncher(options: ProcessLauncherOptions = {}): StackLaun
     async start(plan) {
       const display = { ...process.env, DISPLAY: `:${plan.display}` };
       const children: { xvfb?: ChildProcess; chromium?: ChildProcess; vnc?: ChildProcess } = {};
-      const launchChromium = (freshProfile: boolean): ChildProcess =>
-        launch(
+      const chromiumEnv = options.chromiumConfigDir
+        ? { ...display, XDG_CONFIG_HOME: options.chromiumConfigDir }
+        : display;
+      const launchChromium = (freshProfile: boolean): ChildProcess => {
+        if (options.chromiumConfigDir) writeChromiumConfig(options.chromiumConfigDir);
+        return launch(
           chromiumArgv(plan, {
             freshProfile,
             ...(options.chromiumBinary ? { binary: options.chromiumBinary } : {}),
             ...(options.browserProxy ? { proxyServer: options.browserProxy } : {}),
           }),
-          display,
+          chromiumEnv,
           `chromium-${plan.display}.log`,
         );
+      };
       const stack: DesktopStack = {
         plan,
         async capture() {
