@@ -53,14 +53,21 @@ describe.skipIf(missing.length > 0)(
     const root = mkdtempSync(path.join(os.tmpdir(), "rakazo-stack-ready-"));
     afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-    it("keeps an unchanged page's frames identical: the text caret does not blink", async () => {
-      // Displays 950–989 (the test below takes another number in the same range).
-      const displayBase = 950 + Math.floor(Math.random() * 20);
-      const plan = planStack(
-        { runDir: path.join(root, "run-caret"), displayBase, debugPortBase: 21_000 + displayBase },
+    /**
+     * One slot's plan in a folder of its own under `root`. Displays 950–989 are a range no other
+     * host suite uses; each test takes 20 of them.
+     */
+    const planIn = (name: string, firstDisplay: number) => {
+      const displayBase = firstDisplay + Math.floor(Math.random() * 20);
+      return planStack(
+        { runDir: path.join(root, `run-${name}`), displayBase, debugPortBase: 21_000 + displayBase },
         { index: 0, generation: 1 },
-        path.join(root, "profile-caret"),
+        path.join(root, `profile-${name}`),
       );
+    };
+
+    it("keeps an unchanged page's frames identical: the text caret does not blink", async () => {
+      const plan = planIn("caret", 950);
       const stack = await processLauncher({
         chromiumConfigDir: path.join(root, "chromium-config"),
         logDir: path.join(root, "logs-caret"),
@@ -93,13 +100,7 @@ describe.skipIf(missing.length > 0)(
       const binary = path.join(root, "slow-window-chromium");
       writeFileSync(binary, SLOW_WINDOW_CHROMIUM);
       chmodSync(binary, 0o755);
-      // Displays 950–989: a range no other host suite uses.
-      const displayBase = 970 + Math.floor(Math.random() * 20);
-      const plan = planStack(
-        { runDir: path.join(root, "run"), displayBase, debugPortBase: 21_000 + displayBase },
-        { index: 0, generation: 1 },
-        path.join(root, "profile"),
-      );
+      const plan = planIn("slow-window", 970);
       const stack = await processLauncher({
         chromiumBinary: binary,
         chromiumStopTimeoutMs: 500,
