@@ -50,3 +50,16 @@ export function gatewayUrl(base: string, path: string): URL {
   url.pathname = `${url.pathname.replace(/\/$/, "")}${path}`;
   return url;
 }
+
+/**
+ * The supervisor's RPC on a TCP gateway listener (CMP-8, remote computers): `POST
+ * /v1/rpc/<method>` with the same JSON params and answers as the Unix socket's `/rpc/<method>`,
+ * admitted only with the daemon's RPC key in this header. The daemon makes a fresh key each time
+ * it starts and writes it to `rpc.key` in its run dir (0600); the host reads it through the
+ * provider's file API, so the key never travels in a URL and rotates with the daemon.
+ */
+export const SUPERVISOR_RPC_KEY_HEADER = "x-rakazo-supervisor-key";
+export const SUPERVISOR_RPC_PATH = "/v1/rpc/";
+export const SUPERVISOR_RPC_KEY_FILE = "rpc.key";
+/** 32 random bytes, base64url. */
+export const SUPERVISOR_RPC_KEY_PATTERN = /^[A-Za-z0-9_-]{43}$/;

@@ -10,8 +10,9 @@ import { sampleCgroup } from "./cgroup.ts";
 import { parseFlags, resolveConfig, type SupervisorConfig } from "./config.ts";
 import { processLauncher } from "./desktop-stack.ts";
 import { startEgressRelay } from "./egress-relay.ts";
+import { issueRpcKey, removeRpcKey } from "./gateway-rpc.ts";
 import { parseGatewayListen, ScreenGateway } from "./screen-gateway.ts";
-import { createRpcServer, processesOf } from "./server.ts";
+import { createRpcServer, processesOf, rpcHandler } from "./server.ts";
 import { Supervisor } from "./supervisor.ts";
 
 /**
@@ -124,13 +125,19 @@ async function serve(config: SupervisorConfig): Promise<void> {
     onSlotClosing: (index, generation) => gateway?.closeSlot(index, generation),
   });
   if (config.gatewayListen !== "off") {
+    const listen = parseGatewayListen(config.gatewayListen);
     gateway = new ScreenGateway({
-      listen: parseGatewayListen(config.gatewayListen),
+      listen,
       stateDir: config.runDir,
       slotAt: (index) => supervisor.slotAt(index),
       // Events only: tickets, keys and socket paths are never logged.
       log: (event) => console.error(JSON.stringify({ time: new Date().toISOString(), ...event })),
     });
+    // On TCP (remote computers) the gateway also serves the RPC to the host, behind a key made
+    // now: a daemon that restarts rotates it, and the host re-reads it (gateway-rpc.ts).
+    if (!("path" in listen)) {
+      gateway.serveRpc({ keyHash: issueRpcKey(config.runDir), handle: rpcHandler(supervisor, gateway) });
+    }
     await gateway.start();
   }
   if (config.egressRelay) {
@@ -158,6 +165,7 @@ async function serve(config: SupervisorConfig): Promise<void> {
     await gateway?.close().catch(() => undefined);
     await supervisor.shutdown().catch((error: Error) => console.error(`supervisor: ${error.message}`));
     rmSync(config.socket, { force: true });
+    removeRpcKey(config.runDir);
     rmSync(lock, { force: true });
     process.exit(0);
   };

@@ -26,6 +26,7 @@ import type { ScreenClaims } from "@rakazo/protocol/capability";
 import { verifyGatewayTicket } from "@rakazo/protocol/gateway-ticket";
 import { TERMINAL_GATEWAY_PATH } from "@rakazo/protocol/terminal";
 import { pipeClientInput } from "./client-input.ts";
+import { type GatewayRpc, serveGatewayRpc } from "./gateway-rpc.ts";
 import {
   CLOSE_EXPIRED,
   CLOSE_REVOKED,
@@ -92,6 +93,7 @@ export class ScreenGateway {
   #computerId: string | undefined;
   #keys = new Map<string, Buffer>();
   #rules: RevocationRule[] = [];
+  #rpc: GatewayRpc | undefined;
   /** The PTY server beside the gateway (TRM-4): shells for `terminal` tickets on `/v1/pty`. */
   readonly terminal: TerminalServer;
 
@@ -128,6 +130,11 @@ export class ScreenGateway {
       else this.#server.listen(listen.port, listen.host, resolve);
     });
     if ("path" in listen) chmodSync(listen.path, 0o660);
+  }
+
+  /** Serves the supervisor's RPC under `/v1/rpc/` to holders of its key (gateway-rpc.ts). */
+  serveRpc(rpc: GatewayRpc): void {
+    this.#rpc = rpc;
   }
 
   /** The bound TCP port (tests listen on port 0). */
@@ -229,6 +236,7 @@ export class ScreenGateway {
       });
       response.end(text);
     };
+    if (serveGatewayRpc(request, response, this.#rpc, this.#log)) return;
     if (request.method !== "GET" || request.url !== "/v1/screen") {
       reply(404, { ok: false, reason: "bad_request" });
       return;

@@ -181,8 +181,18 @@ export function toAnswer(error: unknown): SupervisorAnswer {
   };
 }
 
-export function createRpcServer(supervisor: Supervisor, gateway?: ScreenGateway): http.Server {
-  return http.createServer((request, response) => {
+/**
+ * Serves one RPC request: `route` is `/rpc/<method>` or `/exec`. The Unix socket serves both;
+ * the TCP gateway listener (gateway-rpc.ts) only `/rpc/<method>`, once it has checked the key.
+ */
+export type RpcHandler = (
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  route: string,
+) => void;
+
+export function rpcHandler(supervisor: Supervisor, gateway?: ScreenGateway): RpcHandler {
+  return (request, response, route) => {
     const reply = (status: number, answer: SupervisorAnswer): void => {
       const body = JSON.stringify(answer);
       response.writeHead(status, {
@@ -191,8 +201,8 @@ export function createRpcServer(supervisor: Supervisor, gateway?: ScreenGateway)
       });
       response.end(body);
     };
-    const isExec = request.url === "/exec";
-    const match = /^\/rpc\/([A-Za-z.]+)$/.exec(request.url ?? "");
+    const isExec = route === "/exec";
+    const match = /^\/rpc\/([A-Za-z.]+)$/.exec(route);
     if (request.method !== "POST" || !(match || isExec)) {
       reply(404, { ok: false, error: { code: "SANDBOX_PROVIDER_ERROR", message: "POST /rpc/<method>" } });
       return;
@@ -226,5 +236,10 @@ export function createRpcServer(supervisor: Supervisor, gateway?: ScreenGateway)
         );
       }
     });
-  });
+  };
+}
+
+export function createRpcServer(supervisor: Supervisor, gateway?: ScreenGateway): http.Server {
+  const handle = rpcHandler(supervisor, gateway);
+  return http.createServer((request, response) => handle(request, response, request.url ?? ""));
 }
