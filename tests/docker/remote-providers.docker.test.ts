@@ -121,6 +121,40 @@ for (const flavor of ["e2b", "novita"] as const) {
         await provider.destroy(next.ref);
       }, 400_000);
 
+      it("warm supervisor calls go over the hosted gateway port, not a process start; a restarted daemon is found again (CMP-8)", async () => {
+        const { provider, ref, sandbox } = await fresh();
+        const bot = "bot_channel";
+        expect((await sandbox.desktop?.observe(bot))?.width).toBeGreaterThan(0);
+        // The command path needs the bundle file; the running daemon no longer does. With the
+        // file unreadable, only the channel can answer.
+        const lock = (mode: string) =>
+          sandbox.exec({ argv: ["sh", "-c", `chmod ${mode} "$HOME"/.rakazo/supervisor-*.mjs`] });
+        expect((await lock("000")).exitCode).toBe(0);
+        const warm = await sandbox.desktop?.observe(bot);
+        expect(
+          Buffer.from(warm?.png ?? [])
+            .subarray(1, 4)
+            .toString(),
+        ).toBe("PNG");
+        // Another process (API beside a worker) opens its own channel with the key from the file.
+        expect((await adapter(flavor, emulator).sandbox(ref).desktop?.list())?.map((d) => d.botId)).toEqual([
+          bot,
+        ]);
+        const key = await sandbox.exec({ argv: ["sh", "-c", 'stat -c %a "$HOME"/.rakazo/run/rpc.key'] });
+        expect(key.stdout.trim()).toBe("600");
+
+        // The daemon dies (its desktops with it): the next call is refused on the port and goes
+        // by the command path, which starts a new daemon with a new key.
+        expect((await lock("644")).exitCode).toBe(0);
+        await sandbox.exec({ argv: ["sh", "-c", "pkill -f 'supervisor-.*serve' ; sleep 1"] });
+        expect(
+          Buffer.from((await sandbox.desktop?.observe(bot))?.png ?? [])
+            .subarray(1, 4)
+            .toString(),
+        ).toBe("PNG");
+        await provider.destroy(ref);
+      }, 240_000);
+
       it("a resumed sandbox gets fresh stream credentials; a handle from before is never reused", async () => {
         const { provider, ref, computerId, sandbox } = await fresh();
         expect((await sandbox.exec({ argv: ["echo", "before"] })).stdout).toBe("before\n");

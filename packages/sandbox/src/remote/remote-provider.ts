@@ -19,6 +19,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
+import { SUPERVISOR_RPC_KEY_FILE } from "@rakazo/protocol";
 import { extractArchive, packDirectory } from "../archive.ts";
 import { isSandboxError, SandboxError } from "../errors.ts";
 import { fileFailure } from "../file-script-exits.ts";
@@ -38,6 +39,7 @@ import { createSupervisedScreens } from "../supervised-screens.ts";
 import { commandTransport, type SupervisorTransport } from "../supervisor-client.ts";
 import { persistentToolEnv } from "../tool-env.ts";
 import { commandLine, quote } from "./shell.ts";
+import { supervisorChannel } from "./supervisor-channel.ts";
 import { type RemoteBackend, type RemoteMachine, StaleMachineError } from "./surface.ts";
 import { fileCommand } from "./workspace-script.ts";
 
@@ -66,6 +68,8 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
   const gatewayPort = options.gatewayPort ?? 8790;
   const node = options.nodeCommand ?? "node";
   const machines = new Map<string, Promise<RemoteMachine>>();
+  /** One supervisor channel per machine (./supervisor-channel.ts), shared by its handles. */
+  const channels = new Map<string, SupervisorTransport>();
   let bundle: Promise<{ bytes: Uint8Array; path: string }> | undefined;
 
   const supervisorBundle = () => {
@@ -77,6 +81,11 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
   };
 
   const evict = (ref: string) => machines.delete(ref);
+  /** A machine stopped, destroyed or provisioned again: its supervisor channel is opened afresh. */
+  const forget = (ref: string) => {
+    evict(ref);
+    channels.delete(ref);
+  };
 
   /** A cached handle, or a fresh one for a running machine: never resumes a stopped one. */
   const handle = async (ref: string): Promise<RemoteMachine> => {
@@ -218,7 +227,11 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
     },
   });
 
-  const supervisorTransport = (ref: string): SupervisorTransport =>
+  const runDir = `${backend.userHome}/.rakazo/run`;
+  const timeoutMs = options.supervisorTimeoutMs ?? 120_000;
+
+  /** The command path: one `node supervisor.mjs <method>` in the machine, starting the daemon. */
+  const commandPath = (ref: string): SupervisorTransport =>
     commandTransport(
       async (argv) => {
         const { path } = await supervisorBundle();
@@ -230,7 +243,7 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
             method ?? "health",
             params ?? "{}",
             "--run-dir",
-            `${backend.userHome}/.rakazo/run`,
+            runDir,
             "--workspace",
             workspace,
             "--gateway-listen",
@@ -238,11 +251,28 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
             "--screen-limit",
             String(options.screenLimit ?? 0),
           ],
-          timeoutMs: options.supervisorTimeoutMs ?? 120_000,
+          timeoutMs,
         });
       },
       { command: ["node", "supervisor"] },
     );
+
+  const supervisorTransport = (ref: string): SupervisorTransport => ({
+    call(method, params) {
+      let channel = channels.get(ref);
+      if (!channel) {
+        channel = supervisorChannel({
+          commands: commandPath(ref),
+          target: () => withMachine(ref, (machine) => machine.portUrl(gatewayPort)),
+          readKey: () =>
+            withMachine(ref, (machine) => machine.readFile(`${runDir}/${SUPERVISOR_RPC_KEY_FILE}`)),
+          timeoutMs,
+        });
+        channels.set(ref, channel);
+      }
+      return channel.call(method, params);
+    },
+  });
 
   /** Workspace directory and the supervisor bundle, installed only when its hash differs. */
   const prepare = async (ref: string) => {
@@ -314,7 +344,7 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
         ref = await backend.create(create);
         replaced = true;
       }
-      evict(ref);
+      forget(ref);
       const opening = backend.open(ref);
       machines.set(ref, opening);
       opening.catch(() => evict(ref));
@@ -323,8 +353,8 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
         await prepare(ref);
         // Start the supervisor daemon now (its CLI starts it on first call), so the first desktop
         // call does not also pay the daemon's start; a start that outlived the CLI's wait is
-        // retried once.
-        const transport = supervisorTransport(ref);
+        // retried once. By the command path: the channel opens on the first call after it.
+        const transport = commandPath(ref);
         await transport.call("health", {}).catch(() => transport.call("health", {}));
       } catch (error) {
         // A machine this call made and could not prepare is not left behind.
@@ -335,12 +365,12 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
     },
 
     async stop(ref) {
-      evict(ref);
+      forget(ref);
       await backend.pause(ref);
     },
 
     async destroy(ref) {
-      evict(ref);
+      forget(ref);
       await backend.kill(ref);
     },
 
