@@ -155,6 +155,22 @@ for (const flavor of ["e2b", "novita"] as const) {
         await provider.destroy(ref);
       }, 240_000);
 
+      it("provisioning a machine whose supervisor bundle differs installs this one again", async () => {
+        const { provider, ref, computerId, sandbox } = await fresh();
+        const digest = `sha256sum "$HOME"/.rakazo/supervisor-*.mjs | cut -c1-64`;
+        const before = (await sandbox.exec({ argv: ["sh", "-c", digest] })).stdout;
+        expect(before).toMatch(/^[0-9a-f]{64}\n$/);
+        const tamper = 'for f in "$HOME"/.rakazo/supervisor-*.mjs; do echo tampered > "$f"; done';
+        expect((await sandbox.exec({ argv: ["sh", "-c", tamper] })).exitCode).toBe(0);
+        expect((await sandbox.exec({ argv: ["sh", "-c", digest] })).stdout).not.toBe(before);
+        expect(await provider.provision({ computerId, mode: "team", homeKey: computerId, ref })).toEqual({
+          ref,
+          replaced: false,
+        });
+        expect((await sandbox.exec({ argv: ["sh", "-c", digest] })).stdout).toBe(before);
+        await provider.destroy(ref);
+      });
+
       it("a resumed sandbox gets fresh stream credentials; a handle from before is never reused", async () => {
         const { provider, ref, computerId, sandbox } = await fresh();
         expect((await sandbox.exec({ argv: ["echo", "before"] })).stdout).toBe("before\n");

@@ -61,6 +61,8 @@ export interface RemoteProviderOptions {
 /** Extra provider-side time past the in-machine `timeout` before the backend gives up. */
 const BACKSTOP_MS = 15_000;
 const DEFAULT_MAX_READ = 64 * 1024 ** 2;
+/** The install prelude's exit when the machine lacks this bundle: not a CLI exit (0, 1, 2). */
+const NOT_INSTALLED = 97;
 
 export function createRemoteProvider(options: RemoteProviderOptions): SandboxProvider {
   const { backend } = options;
@@ -70,7 +72,7 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
   const machines = new Map<string, Promise<RemoteMachine>>();
   /** One supervisor channel per machine (./supervisor-channel.ts), shared by its handles. */
   const channels = new Map<string, SupervisorTransport>();
-  let bundle: Promise<{ bytes: Uint8Array; path: string }> | undefined;
+  let bundle: Promise<{ bytes: Uint8Array; path: string; hash: string }> | undefined;
 
   const supervisorBundle = () => {
     bundle ??= options.supervisorBundle().then((bytes) => {
@@ -230,29 +232,36 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
   const runDir = `${backend.userHome}/.rakazo/run`;
   const timeoutMs = options.supervisorTimeoutMs ?? 120_000;
 
-  /** The command path: one `node supervisor.mjs <method>` in the machine, starting the daemon. */
-  const commandPath = (ref: string): SupervisorTransport =>
+  /**
+   * The command path: one `node supervisor.mjs <method>` in the machine, starting the daemon.
+   * `prelude` is shell run first (installing the bundle); its exit code, if not 0, is the call's,
+   * and `onExit` sees it.
+   */
+  const commandPath = (ref: string, prelude?: string, onExit?: (code: number) => void): SupervisorTransport =>
     commandTransport(
       async (argv) => {
         const { path } = await supervisorBundle();
         const [, , method, params] = argv;
-        return exec(ref, {
-          argv: [
-            node,
-            path,
-            method ?? "health",
-            params ?? "{}",
-            "--run-dir",
-            runDir,
-            "--workspace",
-            workspace,
-            "--gateway-listen",
-            `tcp:0.0.0.0:${gatewayPort}`,
-            "--screen-limit",
-            String(options.screenLimit ?? 0),
-          ],
+        const cli = [
+          node,
+          path,
+          method ?? "health",
+          params ?? "{}",
+          "--run-dir",
+          runDir,
+          "--workspace",
+          workspace,
+          "--gateway-listen",
+          `tcp:0.0.0.0:${gatewayPort}`,
+          "--screen-limit",
+          String(options.screenLimit ?? 0),
+        ];
+        const result = await exec(ref, {
+          argv: prelude === undefined ? cli : ["sh", "-c", `${prelude} && exec "$@"`, "sh", ...cli],
           timeoutMs,
         });
+        onExit?.(result.exitCode);
+        return result;
       },
       { command: ["node", "supervisor"] },
     );
@@ -274,35 +283,37 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
     },
   });
 
-  /** Workspace directory and the supervisor bundle, installed only when its hash differs. */
-  const prepare = async (ref: string) => {
-    const { bytes, path } = await supervisorBundle();
-    const hash = createHash("sha256").update(bytes).digest("hex");
-    await withMachine(ref, async (machine) => {
-      const check = await machine.run({
-        command: `mkdir -p -- ${quote(workspace)} ${quote(`${backend.userHome}/.rakazo`)} && sha256sum -- ${quote(path)} 2>/dev/null || true`,
-        timeoutMs: 0,
-      });
-      if (check.exitCode !== 0) {
-        throw new SandboxError(
-          "SANDBOX_PROVIDER_ERROR",
-          `preparing machine ${ref} failed: ${check.stderr.trim()}`,
-        );
+  /**
+   * Makes the workspace directory, installs the supervisor bundle unless the machine has this
+   * very one (sha256), and starts the daemon with the command path's `health`: an upload and one
+   * command on a new machine, one command on a machine that has the bundle. A start that
+   * outlived the CLI's wait is retried once.
+   */
+  const prepareAndStart = async (ref: string, fresh: boolean) => {
+    const { bytes, path, hash } = await supervisorBundle();
+    const dirs = `mkdir -p -- ${quote(workspace)} ${quote(`${backend.userHome}/.rakazo`)}`;
+    let missing = false;
+    const start = (prelude: string) =>
+      commandPath(ref, prelude, (code) => {
+        missing = code === NOT_INSTALLED;
+      })
+        .call("health", {})
+        .catch((error: unknown) => {
+          if (missing) throw error;
+          return commandPath(ref).call("health", {});
+        });
+    if (!fresh) {
+      const installed = `echo ${quote(`${hash}  ${path}`)} | sha256sum --check --status - 2>/dev/null || exit ${NOT_INSTALLED}`;
+      try {
+        await start(`${dirs} && { ${installed}; }`);
+        return;
+      } catch (error) {
+        if (!missing) throw error;
       }
-      if (check.stdout.startsWith(hash)) return;
-      const staged = `${path}.${randomBytes(6).toString("hex")}`;
-      await machine.writeFile(staged, bytes);
-      const installed = await machine.run({
-        command: `chmod 0644 -- ${quote(staged)} && mv -f -- ${quote(staged)} ${quote(path)}`,
-        timeoutMs: 0,
-      });
-      if (installed.exitCode !== 0) {
-        throw new SandboxError(
-          "SANDBOX_PROVIDER_ERROR",
-          `installing the supervisor failed: ${installed.stderr.trim()}`,
-        );
-      }
-    });
+    }
+    const staged = `/tmp/.rakazo-supervisor-${randomBytes(6).toString("hex")}.mjs`;
+    await withMachine(ref, (machine) => machine.writeFile(staged, bytes));
+    await start(`${dirs} && chmod 0644 -- ${quote(staged)} && mv -f -- ${quote(staged)} ${quote(path)}`);
   };
 
   const capabilities: ProviderCapabilities = {
@@ -350,12 +361,9 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
       opening.catch(() => evict(ref));
       await opening;
       try {
-        await prepare(ref);
-        // Start the supervisor daemon now (its CLI starts it on first call), so the first desktop
-        // call does not also pay the daemon's start; a start that outlived the CLI's wait is
-        // retried once. By the command path: the channel opens on the first call after it.
-        const transport = commandPath(ref);
-        await transport.call("health", {}).catch(() => transport.call("health", {}));
+        // The daemon starts now, so the first desktop call does not also pay for it. By the
+        // command path: the supervisor channel opens on the first call after it.
+        await prepareAndStart(ref, replaced);
       } catch (error) {
         // A machine this call made and could not prepare is not left behind.
         if (replaced) await backend.kill(ref).catch(() => undefined);
