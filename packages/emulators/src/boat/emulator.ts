@@ -210,7 +210,7 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
     if (!listener) {
       listener = await startPortListener({
         connect: async () => {
-          if (!entry.containerId || !isUsable(entry.record.state)) throw new Error("sandbox not running");
+          if (!entry.containerId) throw new Error("sandbox not running");
           return options.machines.connectPort(entry.containerId, port);
         },
         admit: (request) => {
@@ -220,15 +220,17 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
           const given = url.searchParams.get("_token");
           url.searchParams.delete("_token");
           const path = `${url.pathname}${url.search}`;
-          if (current.public) return { ok: true, path };
           // A token of an earlier generation (before a resume) is refused like a wrong one.
           if (
-            given === null ||
-            current.generation !== entry.record.generation ||
-            !sameSecret(given, current.token)
+            !current.public &&
+            (given === null ||
+              current.generation !== entry.record.generation ||
+              !sameSecret(given, current.token))
           ) {
             return { ok: false, status: 401 };
           }
+          // Checked per request, not at connect: a pinned stream must not outlive a stop.
+          if (!entry.containerId || !isUsable(entry.record.state)) return { ok: false, status: 502 };
           return { ok: true, path };
         },
       });

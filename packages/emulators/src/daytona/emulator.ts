@@ -170,23 +170,22 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
     let listener = s.listeners.get(port);
     if (!listener) {
       listener = await startPortListener({
-        connect: async () => {
-          if (s.state !== "started") throw new Error("sandbox not started");
-          return options.machines.connectPort(s.containerId, port);
-        },
+        connect: () => options.machines.connectPort(s.containerId, port),
         admit: (request) => {
           const path = request.url ?? "/";
-          if (s.public) return { ok: true, path };
           const given = request.headers[PREVIEW_HEADER];
           const current = s.previewTokens.get(port);
           if (
-            typeof given !== "string" ||
-            !current ||
-            current.generation !== s.generation ||
-            !sameSecret(given, current.token)
+            !s.public &&
+            (typeof given !== "string" ||
+              !current ||
+              current.generation !== s.generation ||
+              !sameSecret(given, current.token))
           ) {
             return { ok: false, status: 401 };
           }
+          // Checked per request, not at connect: a pinned stream must not outlive a stop.
+          if (s.state !== "started") return { ok: false, status: 502 };
           return { ok: true, path };
         },
         stripHeaders: [PREVIEW_HEADER],

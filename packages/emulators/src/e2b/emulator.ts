@@ -7,15 +7,17 @@
  *   process Start/Connect streams with exit codes, SendInput/CloseStdin/SendSignal/List,
  *   filesystem Stat/ListDir/MakeDir/Remove/Move, `GET/POST /files`, `GET /health`;
  * - port hosting under `/hosts/<port>-<sandboxId>.<domain>/…` (the SDK's `getHost`), checked
- *   against the sandbox's traffic access token, relayed into the container by `socat`.
+ *   per request against the sandbox's state and traffic access token, relayed into the container
+ *   by `socat` over one stream per client connection and target (`forwardPinned`).
  * Every sandbox is a Docker container of the computer image with `--network none`; pause keeps
  * its filesystem and memory (`docker pause`), kill removes it, an expired TTL pauses or kills
  * as the create asked. A resume issues a fresh envd access token, as the service does.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type Docker from "dockerode";
+import { forwardPinned } from "../port-proxy.ts";
 import {
   ConnectError,
   decodeRequest,
@@ -593,32 +595,23 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
     return headers;
   };
 
-  const proxyHttp = async (
+  // One origin serves every sandbox, so the pinned stream's key names the container and port.
+  const proxyHttp = (
     request: IncomingMessage,
     response: ServerResponse,
     target: NonNullable<ReturnType<typeof hosted>>,
-  ) => {
-    const relay = await containers.connectPort(target.sbx.containerId, target.port);
-    const upstream = httpRequest(
+  ) =>
+    forwardPinned(
+      request,
+      response,
       {
-        method: request.method,
+        key: `${target.sbx.containerId}:${target.port}`,
+        connect: () => containers.connectPort(target.sbx.containerId, target.port),
         path: target.path,
         headers: forwardHeaders(request, target.port),
-        createConnection: () => relay as unknown as Socket,
       },
-      (answer) => {
-        response.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(response);
-      },
+      (error) => sendJson(response, 502, { code: 502, message: `port ${target.port}: ${error.message}` }),
     );
-    upstream.on("error", (error) => {
-      if (!response.headersSent)
-        sendJson(response, 502, { code: 502, message: `port ${target.port}: ${error.message}` });
-      else response.destroy();
-      relay.destroy();
-    });
-    request.pipe(upstream);
-  };
 
   // ------------------------------------------------------------------ server
 
@@ -633,7 +626,7 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
       const path = url.pathname;
       try {
         const target = hosted(request);
-        if (target) return await proxyHttp(request, response, target);
+        if (target) return proxyHttp(request, response, target);
         if (/^\/(process\.Process|filesystem\.Filesystem)\//.test(path)) {
           try {
             return await rpc(path.slice(1), request, response);
