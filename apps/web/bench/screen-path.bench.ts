@@ -183,10 +183,16 @@ export async function benchScreenPath(report: Report): Promise<void> {
     const proxyMs: number[] = [];
     const directMs: number[] = [];
     for (let i = 0; i < LATENCY_ROUNDS; i += 1) {
-      // 'a' then BackSpace: every key changes the field, and it never fills up.
-      const keysym = i % 2 === 0 ? KEYSYM_A : KEYSYM_BACKSPACE;
-      proxyMs.push(await keyToPixel(viaProxy, keysym));
-      directMs.push(await keyToPixel(viaSocket, keysym === KEYSYM_A ? KEYSYM_BACKSPACE : KEYSYM_A));
+      // 'a' then BackSpace in every round, so every key changes the field and it never fills
+      // up; which session types first alternates. (Sending BackSpace first to an empty field
+      // changed nothing, so that sample waited for an update that never came.)
+      if (i % 2 === 0) {
+        proxyMs.push(await keyToPixel(viaProxy, KEYSYM_A));
+        directMs.push(await keyToPixel(viaSocket, KEYSYM_BACKSPACE));
+      } else {
+        directMs.push(await keyToPixel(viaSocket, KEYSYM_A));
+        proxyMs.push(await keyToPixel(viaProxy, KEYSYM_BACKSPACE));
+      }
     }
     viaProxy.close();
     viaSocket.close();
