@@ -116,6 +116,11 @@ export class ScreenGateway {
     this.#server.on("upgrade", (request, socket) => this.#onUpgrade(request, socket));
     this.#server.requestTimeout = 10_000;
     this.#server.headersTimeout = 10_000;
+    // Longer than the clients' own idle timeouts (undici: the server's hint less 1 s; the
+    // emulators' and edge proxies' upstream pools), so an idle RPC connection is closed by its
+    // client, never here while a request may be on its way (a 502 for a call that never ran).
+    // Only holders of the provider's port auth reach a TCP gateway at all.
+    this.#server.keepAliveTimeout = 30_000;
   }
 
   async start(): Promise<void> {
