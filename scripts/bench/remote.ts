@@ -26,7 +26,7 @@ import { COMPUTER_IMAGE } from "@rakazo/sandbox/testing";
 import { bundleSupervisor } from "@rakazo/supervisor/bundle";
 import type { BenchReport } from "../bench.ts";
 
-const WARM_SAMPLES = 15;
+const WARM_SAMPLES = 40;
 const OWNER = `bench-remote-${process.pid}`;
 const LABELS = { "rakazo-test.suite": "bench-remote", "rakazo-test.owner": OWNER };
 
