@@ -16,6 +16,7 @@ import {
   inProcessTransport,
   unixSocketTransport,
 } from "./supervisor-client.ts";
+import { HEALTH_RESULT } from "./testing/supervisor-answers.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -191,18 +192,7 @@ describe("commandTransport", () => {
   });
 });
 
-/** A well-formed `health` result (the protocol's table validates every result). */
-const HEALTH = {
-  ok: true,
-  pid: 7,
-  active: 0,
-  limit: 0,
-  live: 0,
-  memory: { usedBytes: null, maxBytes: null },
-  pids: { current: null, max: null },
-  cpuPressure: null,
-  desktopEstimate: { memoryBytes: 1, pids: 1 },
-};
+const HEALTH = HEALTH_RESULT;
 
 describe("createSupervisedDesktop", () => {
   it("decodes list entries into dates and refuses malformed results", async () => {

@@ -24,7 +24,7 @@ export interface GatewayRpc {
   readonly handle: RpcHandler;
 }
 
-export function hashRpcKey(key: string): Buffer {
+function hashRpcKey(key: string): Buffer {
   return createHash("sha256").update(key, "utf8").digest();
 }
 

@@ -10,19 +10,10 @@ import { SUPERVISOR_RPC_KEY_HEADER } from "@rakazo/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isSandboxError, SandboxError } from "../errors.ts";
 import type { SupervisorTransport } from "../supervisor-client.ts";
+import { HEALTH_RESULT } from "../testing/supervisor-answers.ts";
 import { REOPEN_MS, supervisorChannel } from "./supervisor-channel.ts";
 
-const HEALTH = {
-  ok: true,
-  pid: 7,
-  active: 0,
-  limit: 0,
-  live: 0,
-  memory: { usedBytes: null, maxBytes: null },
-  pids: { current: null, max: null },
-  cpuPressure: null,
-  desktopEstimate: { memoryBytes: 1, pids: 1 },
-};
+const HEALTH = HEALTH_RESULT;
 
 const newKey = () => randomBytes(32).toString("base64url");
 
