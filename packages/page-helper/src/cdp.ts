@@ -160,3 +160,48 @@ export async function browserTargetUrl(port: number): Promise<string> {
   if (!webSocketDebuggerUrl) throw new CdpError("the browser has no debugger endpoint");
   return webSocketDebuggerUrl;
 }
+
+/**
+ * Waits, at most `budgetMs`, until every tab has loaded what it is navigating to; false when the
+ * budget ran out. A profile restores its last session when its browser starts (CMP-6), and a
+ * restored tab's load commits after the window shows: the commit resets the omnibox, so keys an
+ * agent sent meanwhile (ctrl+l, a URL) were lost. A tab counts as loaded when its document is no
+ * longer the initial about:blank (unless about:blank is where it goes) and `document.readyState`
+ * is complete; error pages count. Best effort: a browser that never answers only ends the wait.
+ */
+export async function tabsLoaded(port: number, budgetMs: number): Promise<boolean> {
+  const deadline = Date.now() + budgetMs;
+  for (;;) {
+    if (await allTabsLoaded(port).catch(() => false)) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function allTabsLoaded(port: number): Promise<boolean> {
+  const response = await fetch(`http://127.0.0.1:${port}/json/list`, { signal: AbortSignal.timeout(2_000) });
+  const targets = (await response.json()) as { type: string; url: string; webSocketDebuggerUrl?: string }[];
+  for (const target of targets) {
+    if (target.type !== "page" || !target.webSocketDebuggerUrl) continue;
+    if (!(await tabLoaded(target.webSocketDebuggerUrl, target.url))) return false;
+  }
+  return true;
+}
+
+async function tabLoaded(url: string, navigatingTo: string): Promise<boolean> {
+  const cdp = await CdpConnection.open(url, 2_000);
+  try {
+    const { result } = await cdp.send<{ result: { value?: unknown } }>(
+      "Runtime.evaluate",
+      { expression: "[document.readyState, location.href]", returnByValue: true },
+      2_000,
+    );
+    const [state, href] = Array.isArray(result.value) ? result.value : [];
+    return (
+      state === "complete" &&
+      (href !== "about:blank" || navigatingTo === "about:blank" || navigatingTo === "")
+    );
+  } finally {
+    cdp.close();
+  }
+}
