@@ -311,9 +311,15 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
         if (!missing) throw error;
       }
     }
-    const staged = `/tmp/.rakazo-supervisor-${randomBytes(6).toString("hex")}.mjs`;
-    await withMachine(ref, (machine) => machine.writeFile(staged, bytes));
-    await start(`${dirs} && chmod 0644 -- ${quote(staged)} && mv -f -- ${quote(staged)} ${quote(path)}`);
+    // Uploaded to /tmp (its parent exists before the mkdir), moved beside the bundle's path, then
+    // renamed over it: a CLI starting meanwhile reads the old bundle or the new, never half of one.
+    const suffix = randomBytes(6).toString("hex");
+    const uploaded = `/tmp/.rakazo-supervisor-${suffix}.mjs`;
+    const staged = `${path}.${suffix}`;
+    await withMachine(ref, (machine) => machine.writeFile(uploaded, bytes));
+    await start(
+      `${dirs} && mv -f -- ${quote(uploaded)} ${quote(staged)} && chmod 0644 -- ${quote(staged)} && mv -f -- ${quote(staged)} ${quote(path)}`,
+    );
   };
 
   const capabilities: ProviderCapabilities = {
