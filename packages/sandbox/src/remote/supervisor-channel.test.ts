@@ -23,11 +23,13 @@ let url: string;
 let key: string | undefined;
 let seen: { method: string; url: string; key: string | undefined; provider: string | undefined }[];
 let dropNext: string | undefined;
+let forbidNext: string | undefined;
 
 beforeEach(async () => {
   key = newKey();
   seen = [];
   dropNext = undefined;
+  forbidNext = undefined;
   server = http.createServer((request, response) => {
     const method = (request.url ?? "").replace("/v1/rpc/", "");
     const given = request.headers[SUPERVISOR_RPC_KEY_HEADER] as string | undefined;
@@ -40,6 +42,11 @@ beforeEach(async () => {
     request.resume();
     if (given !== key) {
       response.writeHead(401).end('{"ok":false,"reason":"unauthorized"}');
+      return;
+    }
+    if (forbidNext === method) {
+      forbidNext = undefined;
+      response.writeHead(403).end("provider refused");
       return;
     }
     if (dropNext === method) {
@@ -134,6 +141,14 @@ describe("supervisor channel (CMP-8)", () => {
       .catch((e: unknown) => e);
     expect(isSandboxError(failure, "DESKTOP_UNAVAILABLE")).toBe(true);
     expect(commandCalls).toEqual([]);
+  });
+
+  it("sends an action by the command path when the provider's port auth refused it (403): it never ran", async () => {
+    const { channel, commandCalls } = setup();
+    await channel.call("health", {});
+    forbidNext = "desktop.act";
+    await channel.call("desktop.act", { botId: "bot_a", actions: [] }).catch(() => undefined);
+    expect(commandCalls).toEqual(["desktop.act"]);
   });
 
   it("after a failure keeps to the command path for REOPEN_MS, then opens the channel again", async () => {

@@ -13,7 +13,8 @@
  *   again and the call retried once.
  * - Any other failure closes the channel. The call may have run, so only calls that are safe to
  *   repeat are sent again by the command path; the others fail with `DESKTOP_UNAVAILABLE`.
- *   A connection the provider refused outright reached nothing and is always sent again.
+ *   A connection the provider refused outright, or its port auth refused (403), reached nothing
+ *   and is always sent again.
  * The key lives in this process's memory only and travels in a header, never a URL or a log.
  */
 import {
@@ -92,7 +93,9 @@ export function supervisorChannel(options: SupervisorChannelOptions): Supervisor
     }
     if (response.status !== 200) {
       await response.body?.cancel();
-      return { kind: "failed", delivered: true, error: new Error(`HTTP ${response.status}`) };
+      // 403 is the provider's port auth refusing (the gateway never answers it): nothing ran.
+      const delivered = response.status !== 403;
+      return { kind: "failed", delivered, error: new Error(`HTTP ${response.status}`) };
     }
     try {
       return { kind: "answer", answer: await response.json() };
