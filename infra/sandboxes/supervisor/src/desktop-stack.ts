@@ -15,7 +15,6 @@ import {
 } from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import { tabsLoaded } from "@rakazo/page-helper/cdp";
 import type { ActionStep } from "./actions.ts";
 import { encodePng, frameHash } from "./png.ts";
 import { chromiumArgv, PROFILE_SINGLETON_FILES, type StackPlan, x11vncArgv, xvfbArgv } from "./stack-argv.ts";
@@ -89,8 +88,6 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * the host gives one supervisor call.
  */
 const CHROMIUM_READY_MS = 60_000;
-/** How long a restored profile's tabs may take to load before the desktop counts as started anyway. */
-const TABS_LOADED_MS = 10_000;
 
 async function waitFor(
   what: string,
@@ -316,7 +313,6 @@ export function processLauncher(options: ProcessLauncherOptions = {}): StackLaun
             CHROMIUM_READY_MS,
             children.chromium,
           );
-          await tabsLoaded(plan.debugPort, TABS_LOADED_MS);
           return true;
         },
         async teardown() {
@@ -372,8 +368,6 @@ export function processLauncher(options: ProcessLauncherOptions = {}): StackLaun
           CHROMIUM_READY_MS,
           children.chromium,
         );
-        // A restored session's tabs load after the window shows; keys sent before are lost.
-        if (!freshProfile) await tabsLoaded(plan.debugPort, TABS_LOADED_MS);
 
         children.vnc = launch(x11vncArgv(plan), process.env, `x11vnc-${plan.display}.log`);
         await waitFor(`x11vnc on ${plan.vncSocket}`, () => existsSync(plan.vncSocket), 10_000, children.vnc);
