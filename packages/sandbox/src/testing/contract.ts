@@ -343,9 +343,10 @@ export function runSandboxProviderContract(options: ContractOptions): void {
         );
       /**
        * Drives the bot's visible browser to the site; the visit's nonce and the Cookie it sent.
-       * Typing is tried up to 3 times: in 2 of 2 CI runs of 2026-12-02 the URL typed right after
-       * a bot's desktop was reopened never arrived (not reproduced locally in 8 runs under load),
-       * and the cookie is what this test is about. Each miss is printed with the site's log.
+       * Typing is tried up to 3 times: under CI's load a bot's second visit sometimes never
+       * arrived (3 of 4 fresh-clone runs of 2026-12-02; none in 12 local runs). Every miss typed a
+       * URL sharing a prefix with the profile's history, where the omnibox's inline autocomplete
+       * races the typing; the cookie is what this test is about. Each miss prints the site's log.
        */
       const visit = async (botId: string): Promise<{ nonce: string; cookie: string }> => {
         const nonce = `${botId}-${randomBytes(4).toString("hex")}`;
