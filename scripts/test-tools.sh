@@ -3,7 +3,8 @@
 # Chromium at /usr/bin/chromium (playwright-core and the page-method tests launch it), and the
 # desktop stack the host supervisor runs (Xvfb, x11vnc, xdotool) with a font for text pages,
 # Debian's docker-compose (v1) and mmdebstrap for the compose suite (offline image builds), and
-# libnss-wrapper for the PTY server's host test.
+# libnss-wrapper for the PTY server's host test, and nginx as the TLS proxy in front of the web
+# service (its system service is not used: the test runs its own nginx on a loopback port).
 # Idempotent and fast when everything is present (no apt call at all). Docker is installed by
 # scripts/docker-engine.sh. Under CI=true a suite whose tool is still missing fails, naming it.
 set -euo pipefail
@@ -19,6 +20,10 @@ declare -A NEEDED=(
   [mmdebstrap]=mmdebstrap
   # The PTY server's host test names a passwd-less shell uid through nss_wrapper (TRM-5).
   [/usr/lib/x86_64-linux-gnu/libnss_wrapper.so]=libnss-wrapper
+  # The web service behind a TLS reverse proxy, as docs/self-hosting.md sets it up, with a
+  # certificate the test makes.
+  [/usr/sbin/nginx]=nginx
+  [openssl]=openssl
 )
 
 missing=()

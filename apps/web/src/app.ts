@@ -29,6 +29,8 @@ export interface WebAppOptions {
   readonly readme?: string | undefined;
   /** The API the web app's sessions call for the person (issue 20); without it no app is served. */
   readonly apiUrl?: string | undefined;
+  /** The web service as browsers reach it (WEB_PUBLIC_URL), for the sessions' cookie and origin. */
+  readonly publicUrl?: string | undefined;
   /** The web app's production build (`vite build`), when built. */
   readonly appFiles?: AppFiles | undefined;
 }
@@ -56,7 +58,8 @@ export function createWebApp(options: WebAppOptions): Hono {
   app.get("/health", (c) => c.json({ status: "ok" }));
 
   const appFiles = options.apiUrl !== undefined ? options.appFiles : undefined;
-  if (options.apiUrl !== undefined) mountSessions(app, { apiUrl: options.apiUrl, log });
+  if (options.apiUrl !== undefined)
+    mountSessions(app, { apiUrl: options.apiUrl, publicUrl: options.publicUrl, log });
   if (appFiles) {
     app.get("/", (c) => {
       c.header("content-security-policy", APP_CSP);

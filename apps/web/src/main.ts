@@ -14,6 +14,7 @@ const apiUrl = env.API_INTERNAL_URL ?? `http://${env.API_HOST}:${env.API_PORT}`;
 const web = await startWebServer({
   authority: createAuthorityClient({ apiUrl, serviceToken: env.SCREEN_SERVICE_TOKEN }),
   apiUrl,
+  publicUrl: env.WEB_PUBLIC_URL,
   log,
   host: env.WEB_HOST,
   port: env.WEB_PORT,

@@ -23,6 +23,8 @@ export async function startWebServer(options: {
   readonly port: number;
   /** The API's URL for the web app's sessions (issue 20); without it only screens are served. */
   readonly apiUrl?: string | undefined;
+  /** WEB_PUBLIC_URL: how browsers reach this service (an https one behind a TLS proxy). */
+  readonly publicUrl?: string | undefined;
 }): Promise<WebServer> {
   const [screenScript, terminalScript] = await Promise.all([bundleScreenClient(), bundleTerminalClient()]);
   // The checkout's README, served at /docs/README.md for the root page's link (absent in images).
@@ -39,6 +41,7 @@ export async function startWebServer(options: {
     terminalScript,
     readme,
     apiUrl: options.apiUrl,
+    publicUrl: options.publicUrl,
     appFiles,
   });
   const server = await new Promise<http.Server>((resolve) => {

@@ -1,14 +1,15 @@
 // The web app's sessions (issue 20) against the real API over HTTP: the browser gets only an
-// HttpOnly, SameSite=Strict session cookie (Secure over TLS), never an API token; RPCs go through
-// the web service with the session's own token; sign-out revokes that token in the API; requests
-// without the app header or from another origin are refused.
+// HttpOnly, SameSite=Strict session cookie (Secure and `__Host-` over TLS or with an https
+// WEB_PUBLIC_URL), never an API token; RPCs go through the web service with the session's own
+// token; sign-out revokes that token in the API; requests without the app header or from another
+// origin are refused. Through a real TLS proxy in Chromium: session.tls.integration.test.ts.
 import { apiTokens } from "@rakazo/db";
 import { createLogger } from "@rakazo/log";
 import { createFakeProvider } from "@rakazo/sandbox";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWebApp } from "./app.ts";
-import { APP_HEADER, SESSION_COOKIE } from "./session.ts";
+import { APP_HEADER, SECURE_SESSION_COOKIE, SESSION_COOKIE } from "./session.ts";
 import { type AppSystem, startAppSystem } from "./testing/app-system.ts";
 
 let system: AppSystem;
@@ -25,11 +26,11 @@ const post = (path: string, body: unknown, headers: Record<string, string> = {})
     body: JSON.stringify(body),
   });
 
-function cookieOf(response: Response): { value: string; attributes: string[] } {
-  const header = response.headers.getSetCookie().find((c) => c.startsWith(`${SESSION_COOKIE}=`));
-  if (!header) throw new Error("no session cookie");
+function cookieOf(response: Response, name = SESSION_COOKIE): { value: string; attributes: string[] } {
+  const header = response.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
+  if (!header) throw new Error(`no ${name} cookie in ${response.headers.getSetCookie().join(" | ")}`);
   const [pair = "", ...attributes] = header.split(/;\s*/);
-  return { value: pair.slice(SESSION_COOKIE.length + 1), attributes };
+  return { value: pair.slice(name.length + 1), attributes };
 }
 
 describe("web app sessions", () => {
@@ -103,21 +104,65 @@ describe("web app sessions", () => {
     expect((await system.client(apiToken).call("space/list", {})).length).toBe(1);
   });
 
-  it("marks the cookie Secure when served over TLS", async () => {
-    const app = createWebApp({
+  const webApp = (publicUrl?: string) =>
+    createWebApp({
       authority: { authorize: () => Promise.reject(new Error("not used")) },
       log: createLogger({ level: "error", write: () => undefined }),
       screenScript: "",
       apiUrl: system.apiUrl,
+      publicUrl,
     });
-    const res = await app.request("https://rakazo.example/auth/signin", {
+  const signIn = (app: ReturnType<typeof webApp>, url: string, headers: Record<string, string> = {}) =>
+    app.request(url, {
       method: "POST",
-      headers: { "content-type": "application/json", [APP_HEADER]: "1" },
+      headers: { "content-type": "application/json", [APP_HEADER]: "1", ...headers },
       body: JSON.stringify({ token: apiToken }),
     });
+
+  it("marks the cookie Secure when served over TLS", async () => {
+    const res = await signIn(webApp(), "https://rakazo.example/auth/signin");
     expect(res.status).toBe(200);
-    expect(cookieOf(res).attributes).toEqual(
-      expect.arrayContaining(["Secure", "HttpOnly", "SameSite=Strict"]),
+    expect(cookieOf(res, SECURE_SESSION_COOKIE).attributes).toEqual(
+      expect.arrayContaining(["Secure", "HttpOnly", "SameSite=Strict", "Path=/"]),
     );
+  });
+
+  it("behind a TLS proxy (https WEB_PUBLIC_URL, plain HTTP upstream): Secure cookie, only that Origin", async () => {
+    const app = webApp("https://rakazo.example");
+    // What the proxy forwards: http on the upstream address, the browser's https Origin.
+    const upstream = "http://127.0.0.1:8788";
+    const res = await signIn(app, `${upstream}/auth/signin`, { origin: "https://rakazo.example" });
+    expect(res.status).toBe(200);
+    const session = cookieOf(res, SECURE_SESSION_COOKIE);
+    expect(session.attributes).toEqual(
+      expect.arrayContaining(["Secure", "HttpOnly", "SameSite=Strict", "Path=/"]),
+    );
+    expect(session.attributes.some((a) => /^domain=/i.test(a))).toBe(false);
+    const cookie = `${SECURE_SESSION_COOKIE}=${session.value}`;
+    const state = await app.request(`${upstream}/auth/session`, { headers: { cookie } });
+    expect(await state.json()).toEqual({ result: { signedIn: true } });
+    // The plain-HTTP name is not the session there: a cookie set over HTTP cannot stand in.
+    const plain = await app.request(`${upstream}/auth/session`, {
+      headers: { cookie: `${SESSION_COOKIE}=${session.value}` },
+    });
+    expect(await plain.json()).toEqual({ result: { signedIn: false } });
+
+    for (const origin of ["https://evil.example", "http://rakazo.example", "https://rakazo.example:8443"])
+      expect((await signIn(app, `${upstream}/auth/signin`, { origin })).status, origin).toBe(403);
+    // Direct access keeps working from the address the request was sent to.
+    expect((await signIn(app, `${upstream}/auth/signin`, { origin: upstream })).status).toBe(200);
+
+    const out = await app.request(`${upstream}/auth/signout`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        [APP_HEADER]: "1",
+        origin: "https://rakazo.example",
+        cookie,
+      },
+      body: "{}",
+    });
+    expect(await out.json()).toEqual({ result: { signedIn: false, revoked: true } });
+    expect(out.headers.getSetCookie().join()).toMatch(new RegExp(`^${SECURE_SESSION_COOKIE}=;.*Secure`));
   });
 });

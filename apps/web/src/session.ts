@@ -1,10 +1,15 @@
 /**
  * The web app's sessions (issue 20): the web service holds the API token, the browser holds only
- * a random session cookie (HttpOnly, SameSite=Strict, Secure over TLS). Signing in trades the
+ * a random session cookie (HttpOnly, SameSite=Strict; over TLS also Secure and `__Host-`, so
+ * neither plain HTTP nor a sibling subdomain can set or replace it). Signing in trades the
  * person's API token for a fresh "web session" token (`token/create`), which is the only one the
  * service keeps; signing out revokes that one (`token/revoke`). The browser's RPCs go through
  * `/api/rpc/<name>` and the live activity through `/api/activity/stream`, with the session's
  * token added here. Sessions live in this process's memory: a restart signs everyone out.
+ *
+ * Behind a TLS reverse proxy the request this service sees is plain HTTP on the proxy's
+ * upstream address, so TLS and the browser's origin come from configuration (`publicUrl`, from
+ * WEB_PUBLIC_URL), never from forwarded headers, which any client of the upstream port can write.
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { Logger } from "@rakazo/log";
@@ -12,6 +17,8 @@ import type { Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 
 export const SESSION_COOKIE = "rakazo_session";
+/** The cookie's name when it is Secure: the prefix makes browsers refuse it without Secure, Path=/. */
+export const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
 /** The header every state-changing request from the app carries (a cross-site form cannot). */
 export const APP_HEADER = "x-rakazo-app";
 const SESSION_TTL_MS = 12 * 3_600_000;
@@ -29,6 +36,11 @@ interface Session {
 export interface SessionOptions {
   /** The API's base URL as the web service reaches it. */
   readonly apiUrl: string;
+  /**
+   * The web service as browsers reach it (WEB_PUBLIC_URL): its origin is accepted besides the
+   * request's own, and an `https` one makes every session cookie Secure.
+   */
+  readonly publicUrl?: string | undefined;
   readonly log: Logger;
   readonly ttlMs?: number;
 }
@@ -50,6 +62,14 @@ export function mountSessions(app: Hono, options: SessionOptions): void {
   const api = options.apiUrl.replace(/\/+$/, "");
   const ttlMs = options.ttlMs ?? SESSION_TTL_MS;
   const sessions = new Map<string, Session>();
+  const publicOrigin = options.publicUrl === undefined ? undefined : new URL(options.publicUrl).origin;
+  const publicTls = publicOrigin?.startsWith("https:") === true;
+
+  /** The cookie this request's session travels in: Secure whenever browsers reach us over TLS. */
+  function cookieOf(c: Context): { name: string; secure: boolean } {
+    const secure = publicTls || new URL(c.req.url).protocol === "https:";
+    return { name: secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE, secure };
+  }
 
   async function callApi(name: string, body: string, token: string | undefined): Promise<ApiAnswer> {
     const response = await fetch(`${api}/rpc/${name}`, {
@@ -65,7 +85,7 @@ export function mountSessions(app: Hono, options: SessionOptions): void {
   }
 
   function sessionOf(c: Context): Session | undefined {
-    const value = getCookie(c, SESSION_COOKIE);
+    const value = getCookie(c, cookieOf(c).name);
     if (!value) return undefined;
     const key = hashOf(value);
     const session = sessions.get(key);
@@ -88,10 +108,11 @@ export function mountSessions(app: Hono, options: SessionOptions): void {
       tokenId: String(result.id),
       expiresAt: Date.now() + ttlMs,
     });
-    setCookie(c, SESSION_COOKIE, value, {
+    const cookie = cookieOf(c);
+    setCookie(c, cookie.name, value, {
       httpOnly: true,
       sameSite: "Strict",
-      secure: new URL(c.req.url).protocol === "https:",
+      secure: cookie.secure,
       path: "/",
       maxAge: Math.floor(ttlMs / 1000),
     });
@@ -101,12 +122,18 @@ export function mountSessions(app: Hono, options: SessionOptions): void {
 
   // Cross-site requests cannot add a custom header without a CORS preflight this service never
   // answers, and SameSite=Strict keeps the cookie off them anyway; a foreign Origin is refused.
+  // Ours are the public origin and the one the request was addressed to (direct access).
   app.use("/auth/*", guard);
   app.use("/api/*", guard);
   async function guard(c: Context, next: () => Promise<void>) {
     const origin = c.req.header("origin");
-    if (origin && origin !== new URL(c.req.url).origin)
+    const own = new URL(c.req.url);
+    if (origin && origin !== own.origin && origin !== publicOrigin) {
+      // The usual cause when the host matches: a TLS proxy in front without WEB_PUBLIC_URL.
+      if (URL.parse(origin)?.hostname === own.hostname)
+        options.log.warn("web.origin_refused", { hint: "set WEB_PUBLIC_URL to the URL browsers use" });
       return c.json(refusal("FORBIDDEN", "cross-origin request"), 403);
+    }
     if (c.req.method !== "GET" && c.req.header(APP_HEADER) !== "1")
       return c.json(refusal("FORBIDDEN", `requests need the ${APP_HEADER} header`), 403);
     await next();
@@ -144,9 +171,10 @@ export function mountSessions(app: Hono, options: SessionOptions): void {
 
   app.post("/auth/signout", async (c) => {
     const session = sessionOf(c);
-    const value = getCookie(c, SESSION_COOKIE);
+    const cookie = cookieOf(c);
+    const value = getCookie(c, cookie.name);
     if (value) sessions.delete(hashOf(value));
-    deleteCookie(c, SESSION_COOKIE, { path: "/" });
+    deleteCookie(c, cookie.name, { path: "/", secure: cookie.secure });
     if (!session) return c.json({ result: { signedIn: false, revoked: false } });
     const revoked = await callApi("token/revoke", "{}", session.token).catch(() => undefined);
     options.log.info("web.session_ended", { revoked: revoked?.status === 200 });
@@ -191,7 +219,12 @@ export function mountSessions(app: Hono, options: SessionOptions): void {
     }
     return new Response(response.body, {
       status: 200,
-      headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+      // nginx holds a proxied response in its buffers unless told not to: events would not arrive.
+      headers: {
+        "content-type": "text/event-stream",
+        "cache-control": "no-cache",
+        "x-accel-buffering": "no",
+      },
     });
   });
 }

@@ -39,6 +39,8 @@ export interface AppSystem {
 export async function startAppSystem(options: {
   provider: (dataDir: string) => Promise<SandboxProvider>;
   bootstrapToken?: string;
+  /** WEB_PUBLIC_URL: browsers reach the web service there (a TLS proxy's https URL). */
+  webPublicUrl?: string;
 }): Promise<AppSystem> {
   const database = await createTestDatabase();
   const dataDir = await mkdtemp(join(tmpdir(), "rakazo-webapp-"));
@@ -81,8 +83,9 @@ export async function startAppSystem(options: {
     host: "127.0.0.1",
     port: 0,
     apiUrl,
+    publicUrl: options.webPublicUrl,
   });
-  screens.webBaseUrl = web.url;
+  screens.webBaseUrl = options.webPublicUrl ?? web.url;
   return {
     web,
     apiUrl,
