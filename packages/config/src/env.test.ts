@@ -27,6 +27,14 @@ describe("runtime environment", () => {
   it("a wrong value still names the variable", () => {
     expect(() => parseRuntimeEnv({ BROWSER_PROVIDER: "chrome" })).toThrow(/BROWSER_PROVIDER/);
   });
+
+  it("WEB_PUBLIC_URL is an http(s) URL: the web app's origin and cookie follow from it", () => {
+    expect(parseWebEnv({ WEB_PUBLIC_URL: "https://rakazo.example" }).WEB_PUBLIC_URL).toBe(
+      "https://rakazo.example",
+    );
+    expect(() => parseWebEnv({ WEB_PUBLIC_URL: "rakazo.example" })).toThrow(/WEB_PUBLIC_URL/);
+    expect(() => parseWebEnv({ WEB_PUBLIC_URL: "ftp://rakazo.example" })).toThrow(/WEB_PUBLIC_URL/);
+  });
 });
 
 describe("each app parses its own slice (issue 13)", () => {

@@ -154,8 +154,13 @@ const apiAddressShape = {
 const webAddressShape = {
   WEB_HOST: z.string().default("127.0.0.1"),
   WEB_PORT: port.default(8788),
-  /** The web service as browsers reach it; default http://WEB_HOST:WEB_PORT. */
-  WEB_PUBLIC_URL: optionalString,
+  /**
+   * The web service as browsers reach it; default http://WEB_HOST:WEB_PORT. Behind a TLS proxy
+   * its https origin is the one the web app's sessions accept, with a Secure cookie.
+   */
+  WEB_PUBLIC_URL: optionalUrl.refine((v) => v === undefined || /^https?:\/\//i.test(v), {
+    message: "WEB_PUBLIC_URL must be an http:// or https:// URL",
+  }),
 };
 
 /** Shared by web and API for the screen authority; the launcher generates one when unset. */
