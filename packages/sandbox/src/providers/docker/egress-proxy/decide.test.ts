@@ -1,12 +1,13 @@
 /** Issue 16: the egress proxy's allow/deny decisions, without sockets. */
 import { describe, expect, it } from "vitest";
+import type { Prefix } from "./address-classes.ts";
 import {
   addressChecker,
-  classifyAddress,
   decideTarget,
   type EgressRules,
   parseAuthority,
   permittedAddresses,
+  prefixList,
 } from "./decide.ts";
 
 const allowlist: EgressRules = {
@@ -19,31 +20,6 @@ const allowlist: EgressRules = {
   privateAllow: [],
   hostDeny: [],
 };
-
-describe("classifyAddress", () => {
-  it.each([
-    ["127.0.0.1", "loopback"],
-    ["::1", "loopback"],
-    ["169.254.169.254", "link-local"],
-    ["::ffff:169.254.169.254", "link-local"],
-    ["fe80::1", "link-local"],
-    ["0.0.0.0", "unspecified"],
-    ["::", "unspecified"],
-    ["10.1.2.3", "private"],
-    ["172.17.0.1", "private"],
-    ["192.168.1.1", "private"],
-    ["100.64.0.1", "private"],
-    ["fd00::1", "private"],
-    ["::ffff:10.0.0.1", "private"],
-    ["224.0.0.1", "multicast"],
-    ["64:ff9b::a9fe:a9fe", "reserved"],
-    ["::127.0.0.1", "reserved"],
-    ["93.184.216.34", "public"],
-    ["2606:4700::1111", "public"],
-  ])("%s is %s", (address, kind) => {
-    expect(classifyAddress(address)).toBe(kind);
-  });
-});
 
 describe("decideTarget", () => {
   it("allowlist: listed hosts on their ports only", () => {
@@ -96,12 +72,60 @@ describe("addressChecker", () => {
     expect(checker.check("172.17.0.1")).toBe("address_private");
     expect(checker.check("172.30.0.7")).toBeNull();
     expect(checker.check("::ffff:172.30.0.7")).toBeNull();
+    expect(checker.check("0:0:0:0:0:FFFF:AC1E:0007")).toBeNull();
+  });
+
+  it("opens IPv6 and IPv4-mapped private ranges the deployment lists, and nothing else", () => {
+    const v6 = addressChecker({ ...rules, privateAllow: ["fd00:1::/32", "::ffff:10.9.0.0/112"] });
+    expect(v6.check("fd00:1::5")).toBeNull();
+    expect(v6.check("FD00:0001:0000::5")).toBeNull();
+    expect(v6.check("fd00:2::5")).toBe("address_private");
+    expect(v6.check("10.9.3.4")).toBeNull();
+    expect(v6.check("10.10.3.4")).toBe("address_private");
+    // A listed range that is not private opens nothing.
+    const wide = addressChecker({ ...rules, privateAllow: ["::/0", "0.0.0.0/0", "fec0::/10", "2002::/16"] });
+    expect(wide.check("fec0::1")).toBe("address_forbidden");
+    expect(wide.check("2002:a00:1::1")).toBe("address_forbidden");
+    expect(wide.check("10.0.0.1")).toBeNull();
+  });
+
+  it("refuses every IPv6 form that carries a private or loopback IPv4 address, even in an opened range", () => {
+    const open = addressChecker({ ...rules, privateAllow: ["10.0.0.0/8", "127.0.0.0/8"] });
+    for (const address of [
+      "::a00:1",
+      "::10.0.0.1",
+      "::ffff:0:a00:1",
+      "64:ff9b::a00:1",
+      "64:ff9b::10.0.0.1",
+      "64:ff9b:1::a00:1",
+      "2002:a00:1::1",
+      "2001:0:a00:1::1",
+      "::7f00:1",
+      "::ffff:0:7f00:1",
+    ]) {
+      expect(open.check(address), address).toBe("address_forbidden");
+    }
+    expect(open.check("::ffff:10.0.0.1")).toBeNull();
   });
 
   it("refuses the host's own addresses even inside an allowed range", () => {
     expect(checker.check("172.30.0.1")).toBe("address_host");
     expect(checker.check("::ffff:172.30.0.1")).toBe("address_host");
+    expect(checker.check("::FFFF:AC1E:1")).toBe("address_host");
     expect(checker.check("192.168.5.10")).toBe("address_host");
+  });
+
+  it("refuses the host's current addresses as the source reports them, and everything while unknown", () => {
+    let current: readonly Prefix[] | null = [];
+    const live = addressChecker(rules, () => current);
+    expect(live.check("11.22.33.44")).toBeNull();
+    current = prefixList(["11.22.33.44/32", "2001:4860:dead::/48"]);
+    expect(live.check("11.22.33.44")).toBe("address_host");
+    expect(live.check("::ffff:11.22.33.44")).toBe("address_host");
+    expect(live.check("2001:4860:dead:0::7")).toBe("address_host");
+    expect(live.check("2001:4860:beef::7")).toBeNull();
+    current = null;
+    expect(live.check("93.184.216.34")).toBe("host_addresses_unknown");
   });
 
   it("keeps only checked addresses of a name (a rebinding answer gets nowhere)", () => {
@@ -114,6 +138,13 @@ describe("addressChecker", () => {
       denial: "address_forbidden",
     });
     expect(permittedAddresses(checker, [])).toEqual({ addresses: [], denial: "unresolved" });
+  });
+
+  it("hands out the checked bytes in one spelling, never the resolver's text", () => {
+    expect(permittedAddresses(checker, ["::FFFF:93.184.216.34", "2606:4700:0:0:0:0:0:1111"])).toEqual({
+      addresses: ["93.184.216.34", "2606:4700::1111"],
+      denial: null,
+    });
   });
 });
 

@@ -4,14 +4,25 @@
  *
  * What must stay true, whatever the policy:
  * - Loopback, link-local (incl. 169.254.169.254), unspecified, multicast and reserved addresses
- *   are never a destination.
+ *   (address-classes.ts: the IANA special-purpose registries) are never a destination.
  * - Private ranges (RFC 1918, CGNAT, ULA) are refused unless the DEPLOYMENT lists the range in
  *   `privateAllow`; a computer's owner cannot open them.
- * - The host's own addresses (`hostDeny`) are refused even inside an allowed private range.
+ * - The host's own addresses (`hostDeny`, and the host's current addresses the proxy re-reads,
+ *   host-addresses.ts) are refused even inside an allowed private range; while the current ones
+ *   are unknown, every address is refused.
  * - Names are checked after resolution, and the proxy connects only to an address it checked,
  *   so a name resolving (or rebinding) to a forbidden address gets nowhere.
  */
-import { BlockList, isIP } from "node:net";
+import {
+  classOf,
+  formatAddress,
+  inPrefix,
+  type ParsedAddress,
+  type Prefix,
+  parseAddress,
+  parsePrefix,
+  unmapped,
+} from "./address-classes.ts";
 
 type EgressMode = "egress" | "allowlist";
 
@@ -33,15 +44,6 @@ export interface EgressRules {
 
 const DEFAULT_ALLOW_PORTS: readonly number[] = [80, 443];
 
-export type AddressClass =
-  | "public"
-  | "private"
-  | "loopback"
-  | "link-local"
-  | "unspecified"
-  | "multicast"
-  | "reserved";
-
 export type Denial =
   | "host_not_allowed"
   | "port_not_allowed"
@@ -49,84 +51,22 @@ export type Denial =
   | "address_forbidden"
   | "address_private"
   | "address_host"
+  | "host_addresses_unknown"
   | "unresolved";
 
-function blocks(entries: readonly [string, number, "ipv4" | "ipv6"][]): BlockList {
-  const list = new BlockList();
-  for (const [net, prefix, family] of entries) list.addSubnet(net, prefix, family);
-  return list;
+/** CIDRs (or bare addresses) as prefixes; IPv4-mapped ones as IPv4. Malformed entries are skipped. */
+export function prefixList(cidrs: readonly string[]): Prefix[] {
+  return cidrs.flatMap((cidr) => {
+    const prefix = parsePrefix(cidr);
+    if (!prefix) return [];
+    const plain = unmapped(prefix);
+    // `::ffff:a.b.c.d/n` covers the IPv4 prefix of n - 96 bits.
+    return plain === prefix || prefix.bits < 96 ? [prefix] : [{ ...plain, bits: prefix.bits - 96 }];
+  });
 }
 
-const LOOPBACK = blocks([
-  ["127.0.0.0", 8, "ipv4"],
-  ["::1", 128, "ipv6"],
-]);
-const LINK_LOCAL = blocks([
-  ["169.254.0.0", 16, "ipv4"],
-  ["fe80::", 10, "ipv6"],
-]);
-const UNSPECIFIED = blocks([
-  ["0.0.0.0", 8, "ipv4"],
-  ["::", 128, "ipv6"],
-]);
-const MULTICAST = blocks([
-  ["224.0.0.0", 4, "ipv4"],
-  ["ff00::", 8, "ipv6"],
-]);
-const PRIVATE = blocks([
-  ["10.0.0.0", 8, "ipv4"],
-  ["172.16.0.0", 12, "ipv4"],
-  ["192.168.0.0", 16, "ipv4"],
-  ["100.64.0.0", 10, "ipv4"],
-  ["fc00::", 7, "ipv6"],
-]);
-const RESERVED = blocks([
-  ["192.0.0.0", 24, "ipv4"],
-  ["192.0.2.0", 24, "ipv4"],
-  ["198.18.0.0", 15, "ipv4"],
-  ["198.51.100.0", 24, "ipv4"],
-  ["203.0.113.0", 24, "ipv4"],
-  ["240.0.0.0", 4, "ipv4"],
-  ["255.255.255.255", 32, "ipv4"],
-  ["2001:db8::", 32, "ipv6"],
-  // NAT64 and 6to4 embed IPv4 addresses the checks above would not see.
-  ["64:ff9b::", 96, "ipv6"],
-  ["2002::", 16, "ipv6"],
-]);
-
-/** `::ffff:10.0.0.1` is 10.0.0.1: mapped addresses are judged as the IPv4 address they carry. */
-function unmapped(address: string): string {
-  const match = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  return match ? (match[1] as string) : address;
-}
-
-export function classifyAddress(raw: string): AddressClass {
-  const address = unmapped(raw);
-  const version = isIP(address);
-  if (version === 0) return "reserved";
-  const family = version === 4 ? "ipv4" : "ipv6";
-  if (LOOPBACK.check(address, family)) return "loopback";
-  if (LINK_LOCAL.check(address, family)) return "link-local";
-  if (UNSPECIFIED.check(address, family)) return "unspecified";
-  if (MULTICAST.check(address, family)) return "multicast";
-  if (PRIVATE.check(address, family)) return "private";
-  if (RESERVED.check(address, family)) return "reserved";
-  // An IPv6 address with an IPv4-compatible form (`::a.b.c.d`) is deprecated and ambiguous.
-  if (family === "ipv6" && /^::[0-9.]+$/.test(address)) return "reserved";
-  return "public";
-}
-
-function cidrList(cidrs: readonly string[]): BlockList {
-  const list = new BlockList();
-  for (const cidr of cidrs) {
-    const [net, bits] = cidr.split("/");
-    const version = isIP(net ?? "");
-    if (version === 0) continue;
-    const prefix = bits === undefined ? (version === 4 ? 32 : 128) : Number(bits);
-    list.addSubnet(net as string, prefix, version === 4 ? "ipv4" : "ipv6");
-  }
-  return list;
-}
+const inAny = (address: ParsedAddress, prefixes: readonly Prefix[]): boolean =>
+  prefixes.some((prefix) => inPrefix(address, prefix));
 
 /** Lowercase, no trailing dot, no IPv6 brackets. */
 export function normalizeHost(host: string): string {
@@ -137,7 +77,9 @@ export function normalizeHost(host: string): string {
 function hostMatches(pattern: string, host: string): boolean {
   const p = normalizeHost(pattern);
   if (p.startsWith("*.")) return host.endsWith(p.slice(1)) && host.length > p.length - 1;
-  if (isIP(p) && isIP(host)) return unmapped(p) === unmapped(host);
+  const literal = parseAddress(p);
+  const target = parseAddress(host);
+  if (literal && target) return formatAddress(literal) === formatAddress(target);
   return p === host;
 }
 
@@ -153,23 +95,34 @@ export function decideTarget(rules: EgressRules, rawHost: string, port: number):
 }
 
 export interface AddressChecker {
+  /** The denial for this address, or null when it may be dialled. */
   check(address: string): Denial | null;
 }
 
-export function addressChecker(rules: EgressRules): AddressChecker {
-  const privateAllow = cidrList(rules.privateAllow);
-  const hostDeny = cidrList(rules.hostDeny);
+/**
+ * `hostDeny` beyond the rules' own: the host's current addresses (re-read as they change), or
+ * null when they are not known, which refuses every address.
+ */
+export type HostDenySource = () => readonly Prefix[] | null;
+
+export function addressChecker(rules: EgressRules, hostAddresses?: HostDenySource): AddressChecker {
+  const privateAllow = prefixList(rules.privateAllow);
+  const hostDeny = prefixList(rules.hostDeny);
   return {
     check(raw) {
-      const address = unmapped(raw);
-      const version = isIP(address);
-      if (version === 0) return "bad_target";
-      const family = version === 4 ? "ipv4" : "ipv6";
-      if (hostDeny.check(address, family)) return "address_host";
-      const kind = classifyAddress(address);
-      if (kind === "public") return null;
-      if (kind === "private") return privateAllow.check(address, family) ? null : "address_private";
-      return "address_forbidden";
+      const parsed = parseAddress(raw);
+      if (!parsed) return "bad_target";
+      const address = unmapped(parsed);
+      const kind = classOf(parsed);
+      if (kind !== "public" && kind !== "private") return "address_forbidden";
+      if (inAny(address, hostDeny)) return "address_host";
+      if (hostAddresses) {
+        const current = hostAddresses();
+        if (current === null) return "host_addresses_unknown";
+        if (inAny(address, current)) return "address_host";
+      }
+      if (kind === "private" && !inAny(address, privateAllow)) return "address_private";
+      return null;
     },
   };
 }
@@ -187,7 +140,9 @@ export function permittedAddresses(
   let denial: Denial | null = null;
   for (const address of resolved) {
     const verdict = checker.check(address);
-    if (verdict === null) addresses.push(address);
+    // What is dialled is the checked bytes in their one spelling (no zone, no odd form).
+    const parsed = verdict === null ? parseAddress(address) : null;
+    if (parsed) addresses.push(formatAddress(parsed));
     else denial ??= verdict;
   }
   return { addresses, denial: addresses.length > 0 ? null : denial };
