@@ -1,7 +1,28 @@
 import type { ProviderSettings } from "@rakazo/config";
-import { createProvider, type SandboxProvider } from "@rakazo/sandbox";
+import type { Logger } from "@rakazo/log";
+import { createProvider, type ProviderEventLog, type SandboxProvider } from "@rakazo/sandbox";
 
-/** A provider from its settings, or the one a caller built (tests, the operator's move command). */
-export function buildProvider(provider: ProviderSettings | SandboxProvider): Promise<SandboxProvider> {
-  return "sandbox" in provider ? Promise.resolve(provider) : createProvider(provider);
+/**
+ * A provider's events as the process's log lines (JSON, redacted by @rakazo/log): the event
+ * name is the message, the rest its fields; refusals (`*.refused`, e.g. `docker.socket.refused`)
+ * are warnings, everything else is info.
+ */
+function providerEventLog(log: Logger): ProviderEventLog {
+  return ({ event, ...fields }) => {
+    if (event.endsWith(".refused")) log.warn(event, fields);
+    else log.info(event, fields);
+  };
+}
+
+/**
+ * A provider from its settings, its events written to `log`; or the one a caller built (tests,
+ * the operator's move command), which logs wherever its builder wired it.
+ */
+export function buildProvider(
+  provider: ProviderSettings | SandboxProvider,
+  log: Logger,
+): Promise<SandboxProvider> {
+  return "sandbox" in provider
+    ? Promise.resolve(provider)
+    : createProvider(provider, { log: providerEventLog(log) });
 }

@@ -62,7 +62,7 @@ export interface Runtime {
 export async function createRuntime(config: RuntimeConfig): Promise<Runtime> {
   const { log } = config;
   if (config.migrate) await migrateDatabase(config.databaseUrl);
-  const provider: SandboxProvider = await buildProvider(config.provider);
+  const provider: SandboxProvider = await buildProvider(config.provider, log);
   const homes = await buildHomes(config.homes, provider.capabilities);
   const owned = config.db ? undefined : connectDatabase(config.databaseUrl);
   const db = config.db ?? (owned as NonNullable<typeof owned>).db;

@@ -15,6 +15,7 @@ export {
   type DockerProviderConfig,
   type HostProviderConfig,
   type ProviderConfig,
+  type ProviderHooks,
   type RemoteProviderConfig,
 } from "./registry.ts";
 export * from "./supervised-desktop.ts";

@@ -140,6 +140,12 @@ export interface ProvisionResult {
 
 export type SandboxStatus = "running" | "stopped" | "missing";
 
+/**
+ * One event of a provider's own (`event` names it, e.g. `docker.socket.refused`): ids and
+ * reasons, never paths or secrets. The runtime writes each as a log line.
+ */
+export type ProviderEventLog = (event: { readonly event: string } & Record<string, unknown>) => void;
+
 export interface SandboxProvider {
   readonly kind: ProviderKind;
   readonly capabilities: ProviderCapabilities;

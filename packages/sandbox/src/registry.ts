@@ -3,7 +3,7 @@
  * type error, so an adapter cannot be half-added.
  */
 
-import type { ProviderKind, SandboxProvider } from "./provider.ts";
+import type { ProviderEventLog, ProviderKind, SandboxProvider } from "./provider.ts";
 import type { BoatProviderConfig } from "./providers/boat/boat.ts";
 import type { DaytonaProviderConfig } from "./providers/daytona/daytona.ts";
 import type { E2BProviderConfig } from "./providers/e2b-family/e2b.ts";
@@ -61,18 +61,29 @@ export interface HostProviderConfig {
 
 export type ProviderConfig = { [K in ProviderKind]: { kind: K } & ProviderConfigs[K] }[ProviderKind];
 
-type Factories = { [K in ProviderKind]: (config: ProviderConfigs[K]) => Promise<SandboxProvider> };
+/** What the process gives every provider beside its settings. */
+export interface ProviderHooks {
+  /**
+   * Where the provider's events go; the runtime writes each as a log line (e.g. the refusals
+   * docs/security.md promises, `docker.socket.refused`, `host.socket.refused`). Absent: dropped.
+   */
+  readonly log?: ProviderEventLog;
+}
+
+type Factories = {
+  [K in ProviderKind]: (config: ProviderConfigs[K], hooks: ProviderHooks) => Promise<SandboxProvider>;
+};
 
 const factories: Factories = {
   fake: async (config) => createFakeProvider(config),
-  docker: async (config) => {
+  docker: async (config, hooks) => {
     // Loaded lazily: dockerode is only needed where the Docker adapter is selected.
     const { createSupervisedDockerProvider } = await import("./providers/docker/supervised.ts");
-    return createSupervisedDockerProvider(config);
+    return createSupervisedDockerProvider(config, hooks);
   },
-  host: async (config) => {
+  host: async (config, hooks) => {
     const { createHostProvider } = await import("./providers/host/host-provider.ts");
-    return createHostProvider(config);
+    return createHostProvider({ ...config, ...(hooks.log ? { log: hooks.log } : {}) });
   },
   e2b: async ({ supervisorBundlePath, ...config }) => {
     const { createE2BProvider } = await import("./providers/e2b-family/e2b.ts");
@@ -92,7 +103,7 @@ const factories: Factories = {
   },
 };
 
-export function createProvider(config: ProviderConfig): Promise<SandboxProvider> {
-  const factory = factories[config.kind] as (c: ProviderConfig) => Promise<SandboxProvider>;
-  return factory(config);
+export function createProvider(config: ProviderConfig, hooks: ProviderHooks = {}): Promise<SandboxProvider> {
+  const factory = factories[config.kind] as (c: ProviderConfig, h: ProviderHooks) => Promise<SandboxProvider>;
+  return factory(config, hooks);
 }

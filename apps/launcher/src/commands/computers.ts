@@ -34,7 +34,7 @@ export async function computersCommand(env: RuntimeEnv, log: Logger, args: strin
             ) {
               return undefined;
             }
-            return buildProvider(providerSettings(env, kind));
+            return buildProvider(providerSettings(env, kind), log);
           },
         },
       ),

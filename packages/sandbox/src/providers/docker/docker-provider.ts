@@ -14,6 +14,7 @@ import type {
   ExecResult,
   PageBrowser,
   ProviderCapabilities,
+  ProviderEventLog,
   ProvisionRequest,
   ProvisionResult,
   Sandbox,
@@ -97,7 +98,7 @@ export interface DockerProviderOptions {
   readonly screens?: (context: DockerDesktopContext) => SandboxScreens;
   /** Wires the browser terminal (TRM-7), e.g. `createSupervisedTerminal`; sets `capabilities.terminal`. */
   readonly terminal?: (context: DockerDesktopContext) => SandboxTerminal;
-  readonly log?: (event: Record<string, unknown>) => void;
+  readonly log?: ProviderEventLog;
   /**
    * The upstream network of egress proxies (issue 16); made as a bridge with ICC off when
    * missing. Tests pass a `--internal` network of their own, so nothing leaves the machine.

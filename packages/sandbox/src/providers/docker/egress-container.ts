@@ -10,7 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import type Docker from "dockerode";
 import { SandboxError } from "../../errors.ts";
-import type { NetworkPolicy } from "../../provider.ts";
+import type { NetworkPolicy, ProviderEventLog } from "../../provider.ts";
 import { containerName, type HostPaths, labelKeys } from "./container-spec.ts";
 import { mapDockerError } from "./docker-exec.ts";
 import {
@@ -30,7 +30,7 @@ export interface EgressOptions {
   /** The upstream network; made (bridge, ICC off) when missing. */
   readonly network: string;
   readonly privateAllow: readonly string[];
-  readonly log: (event: Record<string, unknown>) => void;
+  readonly log: ProviderEventLog;
 }
 
 export interface EgressContainers {

@@ -5,7 +5,7 @@
  */
 import Docker from "dockerode";
 import type { SandboxProvider } from "../../provider.ts";
-import type { DockerProviderConfig } from "../../registry.ts";
+import type { DockerProviderConfig, ProviderHooks } from "../../registry.ts";
 import { createSupervisedDesktop } from "../../supervised-desktop.ts";
 import { createSupervisedPageBrowser } from "../../supervised-page-browser.ts";
 import { createSupervisedProcesses } from "../../supervised-processes.ts";
@@ -32,8 +32,12 @@ function supervisorTransport(context: DockerDesktopContext): SupervisorTransport
   });
 }
 
-export function createSupervisedDockerProvider(config: DockerProviderConfig): SandboxProvider {
+export function createSupervisedDockerProvider(
+  config: DockerProviderConfig,
+  hooks: ProviderHooks = {},
+): SandboxProvider {
   return createDockerProvider({
+    ...(hooks.log ? { log: hooks.log } : {}),
     docker: new Docker({ socketPath: config.socketPath ?? "/var/run/docker.sock" }),
     image: config.image,
     dataDir: config.dataDir,

@@ -11,7 +11,7 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { lstat, readFile, symlink, writeFile } from "node:fs/promises";
+import { lstat, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -20,6 +20,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isSandboxError } from "../../errors.ts";
 import type { SandboxProvider } from "../../provider.ts";
+import { createProvider } from "../../registry.ts";
 import { runSandboxProviderContract } from "../../testing/contract.ts";
 import { requireTools } from "../../testing/tools.ts";
 import { hostSlug } from "./host-layout.ts";
@@ -204,6 +205,37 @@ describe.skipIf(gate.skip)(gate.title, () => {
       const chunks: Buffer[] = [];
       for await (const chunk of await sandbox.files.exportWorkspace()) chunks.push(chunk as Buffer);
       expect(Buffer.concat(chunks).includes(Buffer.from("host secret"))).toBe(false);
+    });
+
+    it("a planted supervisor.sock symlink is refused, and the registry's log hook gets one host.socket.refused", async () => {
+      const { ref, computerId } = await provision();
+      const events: Record<string, unknown>[] = [];
+      // The provider as the runtime builds it (the registry, with the process's log hook).
+      const logged = await createProvider(
+        {
+          kind: "host",
+          dataDir,
+          supervisorBundle: bundle,
+          screenLimit: 2,
+          displayBase: 1060,
+          displayCount: 40,
+        },
+        { log: (event) => events.push(event) },
+      );
+      const socket = join(dataDir, "host", "run", hostSlug(computerId), "computer", "supervisor.sock");
+      await rm(socket, { force: true });
+      await symlink("/etc/passwd", socket);
+      const error = await logged
+        .sandbox(ref)
+        .desktop?.list()
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(isSandboxError(error, "DESKTOP_UNAVAILABLE"), String(error)).toBe(true);
+      expect(events.filter((event) => event.event === "host.socket.refused")).toEqual([
+        { event: "host.socket.refused", ref, socket: "supervisor.sock", reason: "not_a_socket" },
+      ]);
     });
 
     it("stop ends every process of the computer; the supervisor is found again after a restart", async () => {

@@ -20,6 +20,7 @@ import type {
   ExecRequest,
   ExecResult,
   ProviderCapabilities,
+  ProviderEventLog,
   ProvisionRequest,
   ProvisionResult,
   Sandbox,
@@ -67,7 +68,7 @@ export interface HostProviderOptions {
   readonly displayCount?: number;
   /** Node that runs the supervisor; default this process's. */
   readonly nodePath?: string;
-  readonly log?: (event: Record<string, unknown>) => void;
+  readonly log?: ProviderEventLog;
 }
 
 /** What a machine record holds (host-owned; written atomically). */
