@@ -6,10 +6,12 @@
 // tried on the same address; 169.254.169.254 is tried everywhere. Under every policy the
 // computer itself has no interface but `lo`; under egress/allowlist its way out is its egress
 // proxy. No packet is addressed outside this machine: the fixtures sit on an internal network
-// and the proxy refuses the metadata address before dialling anything.
+// and the proxy refuses the metadata address before dialling anything. One test gives the host
+// a new address (11.22.33.44 on a bridge interface of its own that stays down, so no traffic
+// ever uses it) after provision; the proxy must refuse it without dialling.
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -35,6 +37,18 @@ const METADATA = "http://169.254.169.254/latest/meta-data/";
 
 const docker = (...args: string[]): string =>
   execFileSync("docker", args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+
+/** The IPv4 address of a host interface, or undefined when it has none. */
+function hostIpv4(name: string): string | undefined {
+  try {
+    const [link] = JSON.parse(execFileSync("ip", ["-j", "addr", "show", name], { encoding: "utf8" })) as {
+      addr_info: { family: string; local: string }[];
+    }[];
+    return link?.addr_info.find((entry) => entry.family === "inet")?.local;
+  } catch {
+    return undefined;
+  }
+}
 
 /** A fixture web server on the internal network, answering `marker` on every path. */
 function startFixture(image: string, alias: string, marker: string): void {
@@ -112,7 +126,12 @@ describe.skipIf(unavailable !== undefined)("network policies under Docker (issue
 
   afterAll(async () => {
     for (const ref of refs) await provider?.destroy(ref).catch(() => undefined);
-    const leftovers = docker("ps", "-aq", "--filter", `label=${LABEL}`).split("\n").filter(Boolean);
+    // The data dir's host-address watcher (the provider never removes it) and the fixtures.
+    const watcher = `label=rakazo.host-addresses=${join(dataDir, "run", "host-addresses")}`;
+    const leftovers = [
+      ...docker("ps", "-aq", "--filter", `label=${LABEL}`).split("\n"),
+      ...(dataDir ? docker("ps", "-aq", "--filter", watcher).split("\n") : []),
+    ].filter(Boolean);
     if (leftovers.length > 0) docker("rm", "-f", ...leftovers);
     try {
       docker("network", "rm", NETWORK);
@@ -214,6 +233,44 @@ describe.skipIf(unavailable !== undefined)("network policies under Docker (issue
       "HOST-API",
     );
     await expectHostUnreachable(sandbox);
+  }, 240_000);
+
+  it("the proxy refuses an address the host gained after provision", async () => {
+    const sandbox = await computer("hostgain", { mode: "egress" });
+    const iface = `rk-${tag}`;
+    const gained = "11.22.33.44";
+    const watcherFile = join(dataDir, "run", "host-addresses", "addresses.json");
+    const before = await readFile(watcherFile, "utf8");
+    expect(before, "the watcher runs and lists the host's addresses").toContain("127.0.0.1/32");
+    // docker0 has no carrier while no container uses it, which os.networkInterfaces() skips.
+    const docker0 = hostIpv4("docker0");
+    if (docker0) expect(before, "docker0's address is listed too").toContain(`"${docker0}/32"`);
+    expect(before).not.toContain(gained);
+    try {
+      execFileSync("ip", ["link", "add", iface, "type", "bridge"]);
+      execFileSync("ip", ["addr", "add", `${gained}/32`, "dev", iface]);
+    } catch (error) {
+      if (process.env.CI === "true") throw error;
+      console.log(`network-policy: cannot add an interface here (${(error as Error).message}); skipped`);
+      return;
+    }
+    try {
+      const started = Date.now();
+      while (!(await readFile(watcherFile, "utf8")).includes(`"${gained}/32"`)) {
+        expect(Date.now() - started, "the watcher sees the new address").toBeLessThan(10_000);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      console.error(`network-policy: the watcher listed ${gained} after ${Date.now() - started} ms`);
+      // The proxy looks at the file at most once a second.
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      const forwarded = await curl(sandbox, `http://${gained}:${FIXTURE_PORT}/`);
+      expect(forwarded).toContain("(address_host)");
+      expect(forwarded).toContain("[HTTP 403]");
+      const tunnelled = await curl(sandbox, `http://${gained}:${FIXTURE_PORT}/`, "--proxytunnel", "-v");
+      expect(tunnelled).toMatch(/X-Rakazo-Egress: address_host/i);
+    } finally {
+      execFileSync("ip", ["link", "del", iface]);
+    }
   }, 240_000);
 
   it("a stopped computer started under another policy gets a machine and proxy that match it", async () => {

@@ -46,6 +46,10 @@ export interface ContainerLabels {
   readonly network: string;
   /** On a computer's egress proxy container: the computer id it serves. */
   readonly egressOf: string;
+  /** On egress proxy and host-address watcher containers: the spec they were made from. */
+  readonly egressSpec: string;
+  /** On the host-address watcher: the host directory it writes. */
+  readonly hostAddresses: string;
 }
 
 /** Label keys; the prefix lets tests (or two installations on one engine) keep their containers apart. */
@@ -56,6 +60,8 @@ export function labelKeys(prefix: string): ContainerLabels {
     managed: `${prefix}.managed`,
     network: `${prefix}.network`,
     egressOf: `${prefix}.egress-of`,
+    egressSpec: `${prefix}.egress-spec`,
+    hostAddresses: `${prefix}.host-addresses`,
   };
 }
 

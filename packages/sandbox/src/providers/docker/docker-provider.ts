@@ -140,6 +140,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     labelPrefix: prefix,
     network: options.egressNetwork ?? DEFAULT_EGRESS_NETWORK,
     privateAllow: options.egressPrivateAllow ?? [],
+    dataDir: options.dataDir,
     log,
   });
 

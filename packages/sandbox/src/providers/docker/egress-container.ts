@@ -1,10 +1,12 @@
 /**
  * The per-computer egress proxy container's lifecycle (issue 16): made, started, stopped and
  * removed beside its computer, on the deployment's upstream network. Its decisions live in
- * egress-proxy/; its create options in network-spec.ts.
+ * egress-proxy/; its create options in network-spec.ts. Before a proxy runs, the data dir's
+ * host-address watcher (one container in the host's network namespace, never removed here)
+ * runs and has written the host's addresses, which the proxy re-reads as they change.
  */
-import { chown, lstat, mkdir, rm } from "node:fs/promises";
-import { networkInterfaces } from "node:os";
+import { createHash } from "node:crypto";
+import { chown, lstat, mkdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -13,10 +15,14 @@ import { SandboxError } from "../../errors.ts";
 import type { NetworkPolicy, ProviderEventLog } from "../../provider.ts";
 import { containerName, type HostPaths, labelKeys } from "./container-spec.ts";
 import { mapDockerError } from "./docker-exec.ts";
+import { readHostAddresses } from "./egress-proxy/host-addresses.ts";
 import {
   EGRESS_PROXY_UID,
+  EGRESS_SPEC,
   egressProxyCreateOptions,
   egressRules,
+  HOST_ADDRESSES_SIDE,
+  hostWatcherCreateOptions,
   networkFingerprint,
   usesEgressProxy,
 } from "./network-spec.ts";
@@ -30,6 +36,8 @@ export interface EgressOptions {
   /** The upstream network; made (bridge, ICC off) when missing. */
   readonly network: string;
   readonly privateAllow: readonly string[];
+  /** The provider's data dir: the watcher writes `<dataDir>/run/host-addresses`. */
+  readonly dataDir: string;
   readonly log: ProviderEventLog;
 }
 
@@ -44,12 +52,8 @@ function statusOf(error: unknown): number | undefined {
   return (error as { statusCode?: number }).statusCode;
 }
 
-/** Every address of this host (the engine is local): the proxy refuses them all. */
-function hostAddresses(): string[] {
-  return Object.values(networkInterfaces())
-    .flatMap((list) => list ?? [])
-    .map((entry) => entry.address.replace(/%.*$/, ""));
-}
+/** How long a new watcher may take to write its first file. */
+const WATCHER_READY_MS = 15_000;
 
 export function createEgressContainers(options: EgressOptions): EgressContainers {
   const { docker, log } = options;
@@ -105,6 +109,60 @@ export function createEgressContainers(options: EgressOptions): EgressContainers
     await chown(dir, EGRESS_PROXY_UID, EGRESS_PROXY_UID);
   };
 
+  const watcherDir = join(options.dataDir, "run", HOST_ADDRESSES_SIDE);
+  const watcherName = `${options.labelPrefix}-host-addresses-${createHash("sha256").update(watcherDir).digest("hex").slice(0, 8)}`;
+
+  /** Until the watcher's file is there and fresh (written or touched in the last 10 s). */
+  const waitForAddresses = async (): Promise<void> => {
+    for (let waited = 0; waited < WATCHER_READY_MS; waited += 100) {
+      const found = await stat(join(watcherDir, "addresses.json")).catch(() => null);
+      if (found && Date.now() - found.mtimeMs < 10_000) return;
+      await sleep(100);
+    }
+    throw new SandboxError(
+      "SANDBOX_PROVIDER_ERROR",
+      "the host-address watcher did not write the host's addresses",
+    );
+  };
+
+  /** The data dir's host-address watcher runs, made from the current spec, and has written its file. */
+  const ensureWatcher = async (): Promise<void> => {
+    await prepareSocketDir(watcherDir);
+    const container = docker.getContainer(watcherName);
+    let info: Docker.ContainerInspectInfo | null = await container.inspect().catch((error: unknown) => {
+      if (statusOf(error) !== 404) throw mapDockerError(error, watcherName);
+      return null;
+    });
+    if (info && info.Config.Labels?.[keys.egressSpec] !== EGRESS_SPEC) {
+      await container.remove({ force: true }).catch((error: unknown) => {
+        if (statusOf(error) !== 404) throw mapDockerError(error, watcherName);
+      });
+      info = null;
+    }
+    if (!info) {
+      const spec = hostWatcherCreateOptions({
+        name: watcherName,
+        image: options.image,
+        labels: { [keys.hostAddresses]: watcherDir, [keys.egressSpec]: EGRESS_SPEC, [keys.managed]: "true" },
+        sourceDir: SOURCE_DIR,
+        hostAddressesDir: watcherDir,
+      });
+      await docker.createContainer(spec).then(
+        (made) => log({ event: "docker.egress.watcher_created", containerId: made.id }),
+        (error: unknown) => {
+          // A concurrent provision (or the other process on this data dir) made it.
+          if (statusOf(error) !== 409) throw mapDockerError(error, watcherName);
+        },
+      );
+    }
+    if (!info?.State.Running) {
+      await container.start().catch((error: unknown) => {
+        if (statusOf(error) !== 304) throw mapDockerError(error, watcherName);
+      });
+    }
+    await waitForAddresses();
+  };
+
   const waitForSocket = async (dir: string): Promise<void> => {
     for (let attempt = 0; attempt < 100; attempt += 1) {
       const found = await lstat(join(dir, "proxy.sock")).catch(() => null);
@@ -122,8 +180,11 @@ export function createEgressContainers(options: EgressOptions): EgressContainers
         return;
       }
       const fingerprint = networkFingerprint(policy);
-      const current = found.find((info) => info.Labels[keys.network] === fingerprint);
+      const current = found.find(
+        (info) => info.Labels[keys.network] === fingerprint && info.Labels[keys.egressSpec] === EGRESS_SPEC,
+      );
       await removeAll(found.filter((info) => info !== current));
+      await ensureWatcher();
       await prepareSocketDir(paths.egressDir);
       if (current) {
         if (current.State !== "running") {
@@ -143,14 +204,21 @@ export function createEgressContainers(options: EgressOptions): EgressContainers
       const spec = egressProxyCreateOptions({
         name: `${containerName(options.labelPrefix, computerId)}-egress`,
         image: options.image,
-        labels: { [keys.egressOf]: computerId, [keys.network]: fingerprint, [keys.managed]: "true" },
+        labels: {
+          [keys.egressOf]: computerId,
+          [keys.network]: fingerprint,
+          [keys.egressSpec]: EGRESS_SPEC,
+          [keys.managed]: "true",
+        },
         rules: egressRules(policy, {
           privateAllow: options.privateAllow,
-          hostDeny: [...new Set([...hostAddresses(), ...gateways])],
+          // Beside the watcher's live list: this process's own addresses and the bridge's gateway.
+          hostDeny: [...new Set([...readHostAddresses(), ...gateways])],
         }),
         network: options.network,
         sourceDir: SOURCE_DIR,
         socketDir: paths.egressDir,
+        hostAddressesDir: watcherDir,
       });
       let container: Docker.Container;
       try {

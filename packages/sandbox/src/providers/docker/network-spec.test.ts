@@ -11,6 +11,8 @@ import {
   EGRESS_SOCKET,
   egressProxyCreateOptions,
   egressRules,
+  HOST_ADDRESSES_DIR,
+  hostWatcherCreateOptions,
   networkFingerprint,
 } from "./network-spec.ts";
 
@@ -120,6 +122,7 @@ describe("egress proxy container", () => {
     network: "rakazo-egress",
     sourceDir: "/src/egress-proxy/",
     socketDir: paths.egressDir,
+    hostAddressesDir: "/var/lib/rakazo/run/host-addresses",
   });
 
   it("runs on the upstream network as nobody, read-only, capabilities dropped, nothing published", () => {
@@ -148,5 +151,53 @@ describe("egress proxy container", () => {
     expect(
       egressRules({ mode: "egress", allow: [{ host: "x.test" }] }, { privateAllow: [], hostDeny: [] }).allow,
     ).toEqual([]);
+  });
+
+  it("reads the host-address watcher's file through a read-only mount the computer does not have", () => {
+    expect(envOf(options).RAKAZO_HOST_ADDRESSES).toBe(`${HOST_ADDRESSES_DIR}/addresses.json`);
+    expect(options.HostConfig?.Mounts).toContainEqual({
+      Type: "bind",
+      Source: "/var/lib/rakazo/run/host-addresses",
+      Target: HOST_ADDRESSES_DIR,
+      ReadOnly: true,
+    });
+    for (const policy of Object.values(policies)) {
+      const mounts = computer(policy).HostConfig?.Mounts ?? [];
+      expect(mounts.map((m) => m.Target)).not.toContain(HOST_ADDRESSES_DIR);
+      expect(mounts.map((m) => m.Source)).not.toContain("/var/lib/rakazo/run/host-addresses");
+    }
+  });
+});
+
+describe("host-address watcher container", () => {
+  const options = hostWatcherCreateOptions({
+    name: "rakazo-host-addresses-1234abcd",
+    image: "rakazo-computer:test",
+    labels: { "rakazo.host-addresses": "/var/lib/rakazo/run/host-addresses" },
+    sourceDir: "/src/egress-proxy/",
+    hostAddressesDir: "/var/lib/rakazo/run/host-addresses",
+  });
+
+  it("sees the host's interfaces, and nothing else: nobody, read-only, no capabilities, no ports", () => {
+    expect(options.HostConfig?.NetworkMode).toBe("host");
+    expect(options.User).toBe("65534:65534");
+    expect(options.HostConfig?.ReadonlyRootfs).toBe(true);
+    expect(options.HostConfig?.CapDrop).toEqual(["ALL"]);
+    expect(options.HostConfig?.CapAdd).toBeUndefined();
+    expect(options.HostConfig?.SecurityOpt).toContain("no-new-privileges");
+    expect(options.HostConfig?.Privileged).toBeUndefined();
+    expect(options.HostConfig?.PidMode).toBeUndefined();
+    expect(options.HostConfig?.PortBindings).toBeUndefined();
+    expect(options.HostConfig?.RestartPolicy).toEqual({ Name: "unless-stopped" });
+    expect(options.Cmd).toEqual(["/opt/rakazo-egress/host-watch.ts"]);
+    expect(options.HostConfig?.Mounts).toEqual([
+      { Type: "bind", Source: "/src/egress-proxy/", Target: "/opt/rakazo-egress", ReadOnly: true },
+      {
+        Type: "bind",
+        Source: "/var/lib/rakazo/run/host-addresses",
+        Target: HOST_ADDRESSES_DIR,
+        ReadOnly: false,
+      },
+    ]);
   });
 });

@@ -26,6 +26,18 @@ export const EGRESS_SIDE = "egress";
 const EGRESS_SOURCE_DIR = "/opt/rakazo-egress";
 export const DEFAULT_EGRESS_NETWORK = "rakazo-egress";
 const EGRESS_MEMORY_BYTES = 128 * 1024 ** 2;
+/**
+ * Where the host-address watcher's file appears, in the watcher (read-write) and in every proxy
+ * (read-only); the computer never mounts it. On the host: `<dataDir>/run/host-addresses`.
+ */
+export const HOST_ADDRESSES_DIR = "/run/rakazo-host";
+export const HOST_ADDRESSES_SIDE = "host-addresses";
+const WATCHER_MEMORY_BYTES = 64 * 1024 ** 2;
+/**
+ * Bumped when the proxy's or the watcher's container spec changes: a container made from an
+ * older spec (e.g. a proxy without the watcher's file) is replaced at the next provision.
+ */
+export const EGRESS_SPEC = "2";
 
 /** A label value that changes whenever the policy does: a container with another one is replaced. */
 export function networkFingerprint(policy: NetworkPolicy | undefined): string {
@@ -91,6 +103,8 @@ export interface EgressProxySpecInput {
   readonly sourceDir: string;
   /** Host path of `<runDir>/egress`. */
   readonly socketDir: string;
+  /** Host path of the host-address watcher's directory (mounted read-only). */
+  readonly hostAddressesDir: string;
 }
 
 export function egressProxyCreateOptions(input: EgressProxySpecInput): Docker.ContainerCreateOptions {
@@ -102,7 +116,11 @@ export function egressProxyCreateOptions(input: EgressProxySpecInput): Docker.Co
     Cmd: [`${EGRESS_SOURCE_DIR}/main.ts`],
     User: `${EGRESS_PROXY_UID}:${EGRESS_PROXY_UID}`,
     WorkingDir: "/",
-    Env: [`RAKAZO_EGRESS_SOCKET=${EGRESS_SOCKET}`, `RAKAZO_EGRESS_RULES=${JSON.stringify(input.rules)}`],
+    Env: [
+      `RAKAZO_EGRESS_SOCKET=${EGRESS_SOCKET}`,
+      `RAKAZO_EGRESS_RULES=${JSON.stringify(input.rules)}`,
+      `RAKAZO_HOST_ADDRESSES=${HOST_ADDRESSES_DIR}/addresses.json`,
+    ],
     Labels: { ...input.labels },
     HostConfig: {
       NetworkMode: input.network,
@@ -118,6 +136,51 @@ export function egressProxyCreateOptions(input: EgressProxySpecInput): Docker.Co
       Mounts: [
         { Type: "bind", Source: input.sourceDir, Target: EGRESS_SOURCE_DIR, ReadOnly: true },
         { Type: "bind", Source: input.socketDir, Target: EGRESS_DIR, ReadOnly: false },
+        { Type: "bind", Source: input.hostAddressesDir, Target: HOST_ADDRESSES_DIR, ReadOnly: true },
+      ],
+    },
+  };
+}
+
+export interface HostWatcherSpecInput {
+  readonly name: string;
+  readonly image: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** Host path of egress-proxy/ (mounted read-only). */
+  readonly sourceDir: string;
+  /** Host path of `<dataDir>/run/host-addresses`, owned by the watcher's uid. */
+  readonly hostAddressesDir: string;
+}
+
+/**
+ * The host-address watcher: one per data dir, in the HOST's network namespace, the only place
+ * the host's interfaces can be read. It opens no socket and takes no input from any computer:
+ * it reads /proc/net and rewrites one file. Restarted by the engine if it exits.
+ */
+export function hostWatcherCreateOptions(input: HostWatcherSpecInput): Docker.ContainerCreateOptions {
+  return {
+    name: input.name,
+    Image: input.image,
+    Entrypoint: ["/usr/bin/tini", "--", "/usr/local/bin/node"],
+    Cmd: [`${EGRESS_SOURCE_DIR}/host-watch.ts`],
+    User: `${EGRESS_PROXY_UID}:${EGRESS_PROXY_UID}`,
+    WorkingDir: "/",
+    Env: [`RAKAZO_HOST_ADDRESSES_DIR=${HOST_ADDRESSES_DIR}`],
+    Labels: { ...input.labels },
+    HostConfig: {
+      NetworkMode: "host",
+      Memory: WATCHER_MEMORY_BYTES,
+      MemorySwap: WATCHER_MEMORY_BYTES,
+      NanoCpus: 100_000_000,
+      PidsLimit: 16,
+      ReadonlyRootfs: true,
+      CapDrop: ["ALL"],
+      SecurityOpt: ["no-new-privileges"],
+      RestartPolicy: { Name: "unless-stopped" },
+      Init: false,
+      Mounts: [
+        { Type: "bind", Source: input.sourceDir, Target: EGRESS_SOURCE_DIR, ReadOnly: true },
+        { Type: "bind", Source: input.hostAddressesDir, Target: HOST_ADDRESSES_DIR, ReadOnly: false },
       ],
     },
   };

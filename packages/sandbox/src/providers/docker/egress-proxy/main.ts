@@ -1,10 +1,13 @@
 /**
  * Entry of the per-computer egress proxy container: `node main.ts`. The Docker provider passes
- * the rules in RAKAZO_EGRESS_RULES (JSON of `EgressRules`) and the socket path in
- * RAKAZO_EGRESS_SOCKET (a directory mounted read-only into the computer).
+ * the rules in RAKAZO_EGRESS_RULES (JSON of `EgressRules`), the socket path in
+ * RAKAZO_EGRESS_SOCKET (a directory mounted read-only into the computer) and the host-address
+ * watcher's file in RAKAZO_HOST_ADDRESSES (a directory mounted read-only here, never into the
+ * computer).
  */
 import { chmodSync, rmSync } from "node:fs";
 import type { EgressRules } from "./decide.ts";
+import { hostAddressFile } from "./host-addresses.ts";
 import { createEgressProxy } from "./proxy.ts";
 
 const socket = process.env.RAKAZO_EGRESS_SOCKET ?? "/run/rakazo-egress/proxy.sock";
@@ -13,8 +16,10 @@ if (rules.mode !== "egress" && rules.mode !== "allowlist") {
   console.error("egress proxy: RAKAZO_EGRESS_RULES has no valid mode");
   process.exit(2);
 }
+const hostAddresses = process.env.RAKAZO_HOST_ADDRESSES;
 const server = createEgressProxy({
   rules,
+  ...(hostAddresses ? { hostAddresses: hostAddressFile(hostAddresses) } : {}),
   log: (event) => console.error(JSON.stringify({ time: new Date().toISOString(), ...event })),
 });
 rmSync(socket, { force: true });

@@ -3,13 +3,15 @@
  * upstream `connect` maps the checked public address onto a loopback fixture, so no packet
  * leaves this machine and the test sees which address the proxy dialled.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer, request, type Server } from "node:http";
 import { type AddressInfo, connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EgressRules } from "./decide.ts";
+import type { EgressRules, HostDenySource } from "./decide.ts";
+import { HOST_ADDRESSES_FILE, hostAddressFile, watchHostAddresses } from "./host-addresses.ts";
 import { createEgressProxy } from "./proxy.ts";
 
 const PUBLIC = "93.184.216.34";
@@ -26,10 +28,11 @@ const dialled: string[] = [];
 const dir = mkdtempSync(join(tmpdir(), "egress-proxy-"));
 const servers: Server[] = [];
 
-function startProxy(rules: EgressRules): Promise<string> {
+function startProxy(rules: EgressRules, hostAddresses?: HostDenySource): Promise<string> {
   const socket = join(dir, `${rules.mode}-${servers.length}.sock`);
   const proxy = createEgressProxy({
     rules,
+    ...(hostAddresses ? { hostAddresses } : {}),
     resolve: async (host) => {
       const found = names[host];
       if (!found) throw new Error("ENOTFOUND");
@@ -156,5 +159,44 @@ describe("egress proxy (egress)", () => {
     expect(await viaConnect(open, "private.test:80")).toEqual({ status: 403, body: "address_private" });
     expect(await viaConnect(open, "nowhere.test:80")).toEqual({ status: 403, body: "unresolved" });
     expect(dialled).toEqual([`${PUBLIC}:8080`]);
+  });
+});
+
+describe("egress proxy and the host's changing addresses", () => {
+  it("refuses an address the host gained after the proxy started, and every address while they are unknown", async () => {
+    const watched = join(dir, "host-addresses");
+    mkdirSync(watched);
+    let hostHas = ["127.0.0.1/32"];
+    const watcher = watchHostAddresses({ dir: watched, read: () => hostHas, intervalMs: 50 });
+    const file = join(watched, HOST_ADDRESSES_FILE);
+    try {
+      const socket = await startProxy(
+        { mode: "egress", allow: [], privateAllow: [], hostDeny: [] },
+        hostAddressFile(file, { recheckMs: 50 }),
+      );
+      dialled.length = 0;
+      expect((await viaConnect(socket, "11.22.33.44:443")).status).toBe(200);
+      expect(dialled).toEqual(["11.22.33.44:443"]);
+      hostHas = [...hostHas, "11.22.33.44/32"];
+      await sleep(300);
+      dialled.length = 0;
+      expect(await viaConnect(socket, "11.22.33.44:443")).toEqual({ status: 403, body: "address_host" });
+      expect(await viaConnect(socket, "[::ffff:b16:212c]:443")).toEqual({
+        status: 403,
+        body: "address_host",
+      });
+      expect((await viaForward(socket, "http://11.22.33.44/")).status).toBe(403);
+      expect(dialled).toEqual([]);
+      watcher.stop();
+      rmSync(file);
+      await sleep(100);
+      expect(await viaConnect(socket, "other.test:443")).toEqual({
+        status: 403,
+        body: "host_addresses_unknown",
+      });
+      expect(dialled).toEqual([]);
+    } finally {
+      watcher.stop();
+    }
   });
 });

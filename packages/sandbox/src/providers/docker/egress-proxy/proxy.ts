@@ -7,13 +7,15 @@
  */
 import { lookup as dnsLookup } from "node:dns/promises";
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
-import { isIP, connect as netConnect, type Socket } from "node:net";
+import { connect as netConnect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import { parseAddress } from "./address-classes.ts";
 import {
   addressChecker,
   type Denial,
   decideTarget,
   type EgressRules,
+  type HostDenySource,
   normalizeHost,
   parseAuthority,
   permittedAddresses,
@@ -23,6 +25,11 @@ type Resolve = (host: string) => Promise<string[]>;
 
 export interface EgressProxyOptions {
   readonly rules: EgressRules;
+  /**
+   * The host's current addresses, refused like `rules.hostDeny` (production: the watcher's
+   * file, host-addresses.ts). Absent: `rules.hostDeny` only.
+   */
+  readonly hostAddresses?: HostDenySource;
   /** Defaults to the system resolver (all addresses). */
   readonly resolve?: Resolve;
   readonly connectTimeoutMs?: number;
@@ -54,7 +61,7 @@ const HOP_BY_HOP = new Set([
 
 export function createEgressProxy(options: EgressProxyOptions): Server {
   const resolve = options.resolve ?? defaultResolve;
-  const checker = addressChecker(options.rules);
+  const checker = addressChecker(options.rules, options.hostAddresses);
   const log = options.log ?? (() => {});
   const timeoutMs = options.connectTimeoutMs ?? 10_000;
   const open = options.connect ?? ((address: string, port: number) => netConnect({ host: address, port }));
@@ -66,7 +73,7 @@ export function createEgressProxy(options: EgressProxyOptions): Server {
     const name = normalizeHost(host);
     let resolved: string[];
     try {
-      resolved = isIP(name) ? [name] : await resolve(name);
+      resolved = parseAddress(name) ? [name] : await resolve(name);
     } catch {
       return { denial: "unresolved" };
     }
