@@ -117,7 +117,7 @@ describe("the typed client", () => {
   it("speaks plain HTTP: base URL, bearer header and JSON body", async () => {
     const seen: { url: string; auth: string | null; body: string }[] = [];
     const client = createClient({
-      baseUrl: "http://api.test/",
+      baseUrl: "http://localhost:8787/",
       token: tenant.token,
       fetch: async (request) => {
         seen.push({
@@ -132,7 +132,7 @@ describe("the typed client", () => {
       { id: tenant.spaceId, name: "alice's space", role: "owner" },
     ]);
     expect(seen).toEqual([
-      { url: "http://api.test/rpc/space/list", auth: `Bearer ${tenant.token}`, body: "{}" },
+      { url: "http://localhost:8787/rpc/space/list", auth: `Bearer ${tenant.token}`, body: "{}" },
     ]);
   });
 });

@@ -1,6 +1,15 @@
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import { MAX_ATTACHMENT_BYTES } from "@rakazo/api-contract";
 import { isDatabaseUnavailable, pingDatabase } from "@rakazo/db";
+import {
+  allowHosts,
+  bodyTooLarge,
+  isAllowedOrigin,
+  isBodyTooLarge,
+  isLocalClient,
+  limitBody,
+  requireJsonBody,
+} from "@rakazo/http-edge";
 import type { Logger } from "@rakazo/log";
 import {
   type ActivityFeed,
@@ -11,8 +20,7 @@ import {
   isAppError,
   type ServiceContext,
 } from "@rakazo/services";
-import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
+import { type Context, Hono } from "hono";
 
 import { mountActivityStream } from "./activity-stream.ts";
 import { HTTP_STATUS } from "./http-errors.ts";
@@ -27,6 +35,13 @@ export interface ApiOptions {
   readonly log: Logger;
   /** When set, `setup/bootstrap` requires it as its bearer token. */
   readonly bootstrapToken?: string | undefined;
+  /**
+   * Without a bootstrap token, first-run setup is taken from a client on this machine, or from
+   * anywhere with this one-time code as its bearer token (the launcher makes and prints one).
+   */
+  readonly setupCode?: string | undefined;
+  /** Host names the API answers to besides loopback ones (`RAKAZO_ALLOWED_HOSTS`, internal URLs). */
+  readonly allowedHosts?: readonly string[];
   readonly rpcs?: readonly RpcDefinition[];
   /** Live activity (TOOL-4); without it `/activity/stream` is not served. */
   readonly activityFeed?: ActivityFeed;
@@ -48,6 +63,9 @@ export interface ApiOptions {
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 /** The base64 of MAX_ATTACHMENT_BYTES plus room for the rest of the JSON (one byte more is refused). */
 const UPLOAD_BODY_BYTES = Math.ceil(MAX_ATTACHMENT_BYTES / 3) * 4 + 64 * 1024;
+/** What a route takes before anyone is known: setup, the screen authority, anything unrouted. */
+const PRE_AUTH_BODY_BYTES = 16 * 1024;
+const UPLOAD_PATH = "/rpc/computer/files/upload";
 const BOOTSTRAP_CALLER: Caller = { userId: "", tokenId: "" };
 
 function bearer(header: string | undefined): string | undefined {
@@ -71,6 +89,29 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
   const externalTokenHash = externalToken ? sha256(externalToken) : undefined;
   const app = new Hono();
 
+  // Each body's cap, from the path alone: authentication runs before any body is read, and a
+  // route nobody has signed in to takes only a few KiB.
+  const bodyLimitFor = (c: Context): number => {
+    if (c.req.path === UPLOAD_PATH) return UPLOAD_BODY_BYTES;
+    const rpc = c.req.path.startsWith("/rpc/") ? rpcs.get(c.req.path.slice("/rpc/".length)) : undefined;
+    return rpc && rpc.contract.auth !== "bootstrap" ? MAX_BODY_BYTES : PRE_AUTH_BODY_BYTES;
+  };
+  const tooLarge = (c: Context, limit = bodyLimitFor(c)) => {
+    if (c.req.path !== UPLOAD_PATH) return bodyTooLarge(limit);
+    // FIL-3: an upload one byte over the attachment size is FILE_TOO_LARGE, as the RPC says.
+    return c.json(
+      {
+        error: {
+          code: "FILE_TOO_LARGE",
+          message: `files may hold at most ${MAX_ATTACHMENT_BYTES} bytes`,
+          details: { maxBytes: MAX_ATTACHMENT_BYTES },
+        },
+      },
+      413,
+      { connection: "close" },
+    );
+  };
+
   app.use("*", async (c, next) => {
     const started = performance.now();
     const requestId = randomUUID();
@@ -86,7 +127,12 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
     });
   });
 
+  const allowedHosts = options.allowedHosts ?? [];
+  app.use("*", allowHosts(allowedHosts));
+  app.use("*", limitBody(bodyLimitFor, { tooLarge }));
+
   app.onError((error, c) => {
+    if (isBodyTooLarge(error)) return tooLarge(c);
     if (isAppError(error)) {
       return c.json(
         {
@@ -126,29 +172,17 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
 
   if (options.screenServiceToken) mountScreenAuthority(app, ctx, options.screenServiceToken);
 
-  // FIL-3: an upload carries up to the attachment size limit as base64; the service refuses one
-  // byte more with FILE_TOO_LARGE before anything is stored. Every other RPC keeps the 16 MiB cap.
-  app.post(
-    "/rpc/computer/files/upload",
-    bodyLimit({
-      maxSize: UPLOAD_BODY_BYTES,
-      onError: () => {
-        throw new AppError("FILE_TOO_LARGE", `files may hold at most ${MAX_ATTACHMENT_BYTES} bytes`, {
-          maxBytes: MAX_ATTACHMENT_BYTES,
-        });
-      },
-    }),
-  );
-  app.post("/rpc/*", async (c, next) =>
-    c.req.path === "/rpc/computer/files/upload"
-      ? next()
-      : bodyLimit({
-          maxSize: MAX_BODY_BYTES,
-          onError: () => {
-            throw new AppError("INVALID_INPUT", `request body exceeds ${MAX_BODY_BYTES} bytes`);
-          },
-        })(c, next),
-  );
+  // Browsers send text/plain and form bodies cross-site without a preflight; RPC bodies are JSON.
+  app.post("/rpc/*", requireJsonBody());
+  // The web app calls the API from its own service, never from a page: a page's Origin here is
+  // another site's script (the API answers no CORS preflight, but simple requests need none).
+  app.post("/rpc/*", async (c, next) => {
+    const origin = c.req.header("origin");
+    if (origin !== undefined && !isAllowedOrigin(origin, allowedHosts)) {
+      throw new AppError("FORBIDDEN", "cross-origin request");
+    }
+    await next();
+  });
   app.post("/rpc/*", async (c) => {
     // Names are `<namespace>/<method>` or deeper (`computer/files/list`).
     const name = c.req.path.slice("/rpc/".length);
@@ -167,8 +201,17 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
         throw new AppError("UNAUTHENTICATED", "this RPC requires the external computer token");
       }
       caller = EXTERNAL_CALLER;
-    } else if (options.bootstrapToken !== undefined && !sameSecret(secret ?? "", options.bootstrapToken)) {
-      throw new AppError("UNAUTHENTICATED", "setup requires the configured bootstrap token");
+    } else if (options.bootstrapToken !== undefined) {
+      if (!sameSecret(secret ?? "", options.bootstrapToken)) {
+        throw new AppError("UNAUTHENTICATED", "setup requires the configured bootstrap token");
+      }
+    } else if (secret !== undefined ? !sameSecret(secret, options.setupCode ?? "") : !isLocalClient(c)) {
+      // Only this machine sets up without a secret; a secret that is presented must be the setup
+      // code, whoever relays it (the web service relays the browser's from loopback).
+      throw new AppError(
+        "UNAUTHENTICATED",
+        "setup from another machine needs the setup code (DATA_DIR/setup-code) as its bearer token",
+      );
     }
 
     const text = await c.req.text();

@@ -4,6 +4,7 @@
  */
 import { serve } from "@hono/node-server";
 import { parseApiEnv } from "@rakazo/config";
+import { hostnamesOf } from "@rakazo/http-edge";
 import { createLogger } from "@rakazo/log";
 import { createRuntime, runtimeConfigFromEnv } from "@rakazo/runtime";
 import { parseScreenKeys } from "@rakazo/screens";
@@ -11,6 +12,7 @@ import { startActivityFeed } from "@rakazo/services";
 import { createApiApp } from "./app.ts";
 
 const env = parseApiEnv(process.env);
+const bracketed = (host: string) => (host.includes(":") ? `[${host}]` : host);
 const log = createLogger({ level: env.LOG_LEVEL, base: { service: "api" } });
 const runtime = await createRuntime({
   ...runtimeConfigFromEnv(env, { role: "api", log }),
@@ -35,6 +37,9 @@ const app = createApiApp({
   ctx,
   log,
   bootstrapToken: env.BOOTSTRAP_TOKEN,
+  setupCode: env.RAKAZO_SETUP_CODE,
+  // Loopback names always; a bind address other than a wildcard is a name callers use too.
+  allowedHosts: [...env.RAKAZO_ALLOWED_HOSTS, ...hostnamesOf([`http://${bracketed(env.API_HOST)}`])],
   activityFeed,
   screenServiceToken: env.SCREEN_SERVICE_TOKEN,
   externalToken: env.EXTERNAL_COMPUTER_TOKEN,

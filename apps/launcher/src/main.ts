@@ -33,6 +33,7 @@ import {
 import { reportOtherProviderComputers } from "./provider-switch.ts";
 import { readyBanner } from "./ready.ts";
 import { screenSecrets } from "./screen-secrets.ts";
+import { setupCode } from "./setup-code.ts";
 import { StartupError } from "./startup-error.ts";
 import { type ChildName, type LauncherState, removeState, writeState } from "./state.ts";
 
@@ -139,6 +140,8 @@ async function start(): Promise<void> {
     serviceToken: env.SCREEN_SERVICE_TOKEN,
     capabilityKeys: env.SCREEN_CAPABILITY_KEYS,
   });
+  // Without a bootstrap token, setup from another machine needs this code (the API checks it).
+  const setup = env.BOOTSTRAP_TOKEN ? undefined : await setupCode(env.DATA_DIR, env.RAKAZO_SETUP_CODE);
   const api = `http://${env.API_HOST}:${env.API_PORT}`;
   const web = env.WEB_PUBLIC_URL ?? `http://${env.WEB_HOST}:${env.WEB_PORT}`;
   state = {
@@ -161,11 +164,14 @@ async function start(): Promise<void> {
     SCREEN_SERVICE_TOKEN: secrets.serviceToken,
     SCREEN_CAPABILITY_KEYS: secrets.capabilityKeys,
     DATA_DIR: env.DATA_DIR,
+    ...(setup ? { RAKAZO_SETUP_CODE: setup } : {}),
   };
   // Cloud provider keys are read by API and worker only: the browser-facing web process never
   // holds one, so nothing it serves or logs can carry it.
   const webEnv = Object.fromEntries(
-    Object.entries(childEnv).filter(([name]) => !PROVIDER_KEY_VARIABLES.has(name)),
+    Object.entries(childEnv).filter(
+      ([name]) => !PROVIDER_KEY_VARIABLES.has(name) && name !== "RAKAZO_SETUP_CODE",
+    ),
   );
   children = new Children({
     entry: (name) => fileURLToPath(new URL(`../../${name}/src/main.ts`, import.meta.url)),
@@ -181,7 +187,7 @@ async function start(): Promise<void> {
         if (ready.size < NAMES.length) return;
         saveState({ ready: true });
         log.info("launcher.ready", { api, web, provider, dataDir: env.DATA_DIR, next: "./rakazo status" });
-        out.say(readyBanner({ api, web, provider, dataDir: env.DATA_DIR }));
+        out.say(readyBanner({ api, web, provider, dataDir: env.DATA_DIR, setupCode: setup }));
       },
       gaveUp: (name, crashes, windowMs) => {
         process.stderr.write(

@@ -4,8 +4,10 @@ export function readyBanner(options: {
   web: string;
   provider: string;
   dataDir: string;
+  /** Shown while no BOOTSTRAP_TOKEN is set: what setup from another machine must present. */
+  setupCode?: string | undefined;
 }): string {
-  const { api, web, provider, dataDir } = options;
+  const { api, web, provider, dataDir, setupCode } = options;
   return [
     "",
     `Rakazo is ready (provider ${provider}, data in ${dataDir})`,
@@ -15,6 +17,12 @@ export function readyBanner(options: {
     `  curl -sS -X POST ${api}/rpc/setup/bootstrap -H 'content-type: application/json' \\`,
     `    -d '{"userName":"me","spaceName":"My Space","botName":"Ada"}'`,
     "  ./rakazo status   ./rakazo computers   ./rakazo token create --user me   (Ctrl-C stops)",
+    ...(setupCode
+      ? [
+          `First-run setup from another machine (or through a proxy) needs the setup code ${setupCode}`,
+          `  (also in ${dataDir}/setup-code); from this machine none is needed.`,
+        ]
+      : []),
     "",
   ].join("\n");
 }

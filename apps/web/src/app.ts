@@ -5,8 +5,17 @@
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { MAX_ATTACHMENT_BYTES } from "@rakazo/api-contract";
+import {
+  allowHosts,
+  bodyTooLarge,
+  hostnamesOf,
+  isBodyTooLarge,
+  limitBody,
+  requireJsonBody,
+} from "@rakazo/http-edge";
 import type { Logger } from "@rakazo/log";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { ScreenAuthority } from "./authority.ts";
 import { embedPage, refusalPage, rootPage, screenPage, terminalPage } from "./pages.ts";
 import { newConnectionId } from "./proxy.ts";
@@ -17,6 +26,16 @@ import { gatewayStatus } from "./upstream.ts";
 
 const XTERM_CSS = readFileSync(createRequire(import.meta.url).resolve("@xterm/xterm/css/xterm.css"), "utf8");
 const CAPABILITY = /^rs1\.[A-Za-z0-9_-]{1,32}\.[A-Za-z0-9_-]{20,2000}$/;
+/** Sign-in, setup, sign-out and anything unrouted: what a stranger may send (a few KiB). */
+const PRE_AUTH_BODY_BYTES = 16 * 1024;
+/** A signed-in RPC, as the API takes it; an upload as its base64 JSON (the API's own caps). */
+const RPC_BODY_BYTES = 16 * 1024 * 1024;
+const UPLOAD_BODY_BYTES = Math.ceil(MAX_ATTACHMENT_BYTES / 3) * 4 + 64 * 1024;
+
+function bodyLimitFor(c: Context): number {
+  if (c.req.path === "/api/rpc/computer/files/upload") return UPLOAD_BODY_BYTES;
+  return c.req.path.startsWith("/api/rpc/") ? RPC_BODY_BYTES : PRE_AUTH_BODY_BYTES;
+}
 
 export interface WebAppOptions {
   readonly authority: ScreenAuthority;
@@ -33,6 +52,8 @@ export interface WebAppOptions {
   readonly publicUrl?: string | undefined;
   /** The web app's production build (`vite build`), when built. */
   readonly appFiles?: AppFiles | undefined;
+  /** Host names served besides loopback ones and `publicUrl`'s (`RAKAZO_ALLOWED_HOSTS`). */
+  readonly allowedHosts?: readonly string[];
 }
 
 export function createWebApp(options: WebAppOptions): Hono {
@@ -53,6 +74,18 @@ export function createWebApp(options: WebAppOptions): Hono {
       status: c.res.status,
       durationMs: Math.round(performance.now() - started),
     });
+  });
+
+  // Before any route: the Host a browser used (DNS rebinding), then the body's size from its
+  // headers; the session routes read a body only after their own checks, within this cap.
+  app.use("*", allowHosts([...(options.allowedHosts ?? []), ...hostnamesOf([options.publicUrl])]));
+  app.use("*", limitBody(bodyLimitFor));
+  app.use("/auth/*", requireJsonBody());
+  app.use("/api/*", requireJsonBody());
+  app.onError((error, c) => {
+    if (isBodyTooLarge(error)) return bodyTooLarge(bodyLimitFor(c));
+    log.error("http.unhandled_error", { route: c.req.routePath, error });
+    return c.json({ error: { code: "INTERNAL", message: "internal error" } }, 500);
   });
 
   app.get("/health", (c) => c.json({ status: "ok" }));

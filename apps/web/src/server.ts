@@ -25,6 +25,8 @@ export async function startWebServer(options: {
   readonly apiUrl?: string | undefined;
   /** WEB_PUBLIC_URL: how browsers reach this service (an https one behind a TLS proxy). */
   readonly publicUrl?: string | undefined;
+  /** Host names served besides loopback ones and the public URL's (`RAKAZO_ALLOWED_HOSTS`). */
+  readonly allowedHosts?: readonly string[];
 }): Promise<WebServer> {
   const [screenScript, terminalScript] = await Promise.all([bundleScreenClient(), bundleTerminalClient()]);
   // The checkout's README, served at /docs/README.md for the root page's link (absent in images).
@@ -42,6 +44,7 @@ export async function startWebServer(options: {
     readme,
     apiUrl: options.apiUrl,
     publicUrl: options.publicUrl,
+    allowedHosts: options.allowedHosts ?? [],
     appFiles,
   });
   const server = await new Promise<http.Server>((resolve) => {

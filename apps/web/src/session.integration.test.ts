@@ -120,7 +120,7 @@ describe("web app sessions", () => {
     });
 
   it("marks the cookie Secure when served over TLS", async () => {
-    const res = await signIn(webApp(), "https://rakazo.example/auth/signin");
+    const res = await signIn(webApp(), "https://localhost/auth/signin");
     expect(res.status).toBe(200);
     expect(cookieOf(res, SECURE_SESSION_COOKIE).attributes).toEqual(
       expect.arrayContaining(["Secure", "HttpOnly", "SameSite=Strict", "Path=/"]),

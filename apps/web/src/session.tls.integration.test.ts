@@ -18,6 +18,8 @@ import { CHROMIUM } from "./testing/screen-system.ts";
 import { freePort, NGINX, startTlsProxy, type TlsProxy } from "./testing/tls-proxy.ts";
 
 const SUITE = "the web app behind a TLS reverse proxy";
+/** What `./rakazo start` would print and pass to the API as RAKAZO_SETUP_CODE. */
+const SETUP_CODE = "setup-code-for-the-tls-test";
 const missing = missingOrFail(SUITE, [NGINX, "openssl", CHROMIUM.executablePath]);
 
 describe.skipIf(missing.length > 0)(
@@ -33,6 +35,7 @@ describe.skipIf(missing.length > 0)(
       system = await startAppSystem({
         provider: async (rootDir) => createFakeProvider({ rootDir }),
         webPublicUrl: `https://127.0.0.1:${port}`,
+        setupCode: SETUP_CODE,
       });
       proxy = await startTlsProxy({ port, upstream: system.web.url });
       browser = await chromium.launch(CHROMIUM);
@@ -78,6 +81,14 @@ describe.skipIf(missing.length > 0)(
       try {
         await page.goto(`${proxy.url}/`);
         await page.getByRole("button", { name: "First run? Set up this installation", exact: true }).click();
+        // Through the proxy the person is not on this machine: setup needs the printed code.
+        const [refused] = await Promise.all([
+          page.waitForResponse((r) => new URL(r.url()).pathname === "/auth/bootstrap"),
+          page.getByRole("button", { name: "Set up", exact: true }).click(),
+        ]);
+        expect(refused.status()).toBe(401);
+        await page.getByText("setup code").first().waitFor();
+        await page.getByLabel("Bootstrap token or setup code").fill(SETUP_CODE);
         const setCookie = await setCookieOf(page, "/auth/bootstrap", () =>
           page.getByRole("button", { name: "Set up", exact: true }).click(),
         );

@@ -12,6 +12,7 @@
  * WEB_PUBLIC_URL), never from forwarded headers, which any client of the upstream port can write.
  */
 import { createHash, randomBytes } from "node:crypto";
+import { isBodyTooLarge, isLocalClient } from "@rakazo/http-edge";
 import type { Logger } from "@rakazo/log";
 import type { Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
@@ -46,6 +47,14 @@ export interface SessionOptions {
 }
 
 type ApiAnswer = { status: number; body: unknown };
+
+/** The body as JSON, or null when it is not; a body over the route's cap stays a 413. */
+async function jsonOf(c: Context): Promise<unknown> {
+  return c.req.json().catch((error: unknown) => {
+    if (isBodyTooLarge(error)) throw error;
+    return null;
+  });
+}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -142,7 +151,7 @@ export function mountSessions(app: Hono, options: SessionOptions): void {
   app.get("/auth/session", (c) => c.json({ result: { signedIn: sessionOf(c) !== undefined } }));
 
   app.post("/auth/signin", async (c) => {
-    const body: unknown = await c.req.json().catch(() => null);
+    const body = await jsonOf(c);
     const token = isRecord(body) ? body.token : undefined;
     if (typeof token !== "string" || !TOKEN_SHAPE.test(token.trim()))
       return c.json(refusal("UNAUTHENTICATED", "that is not an API token (rkz_…)"), 401);
@@ -151,14 +160,22 @@ export function mountSessions(app: Hono, options: SessionOptions): void {
   });
 
   app.post("/auth/bootstrap", async (c) => {
-    const body: unknown = await c.req.json().catch(() => null);
+    const body = await jsonOf(c);
     if (!isRecord(body)) return c.json(refusal("INVALID_INPUT", "expected a JSON object"), 400);
     const { bootstrapToken, ...input } = body;
-    const setup = await callApi(
-      "setup/bootstrap",
-      JSON.stringify(input),
-      typeof bootstrapToken === "string" && bootstrapToken !== "" ? bootstrapToken : undefined,
-    );
+    const secret = typeof bootstrapToken === "string" && bootstrapToken !== "" ? bootstrapToken : undefined;
+    // This service reaches the API from loopback, so the API cannot tell who is behind it: only
+    // a person on this machine (not forwarded by a proxy) sets up without the token or code.
+    if (secret === undefined && !isLocalClient(c)) {
+      return c.json(
+        refusal(
+          "UNAUTHENTICATED",
+          "setup from another machine needs the bootstrap token or the setup code (DATA_DIR/setup-code)",
+        ),
+        401,
+      );
+    }
+    const setup = await callApi("setup/bootstrap", JSON.stringify(input), secret);
     const result = isRecord(setup.body) ? setup.body.result : undefined;
     if (setup.status !== 200 || !isRecord(result) || typeof result.token !== "string")
       return c.json(setup.body as object, setup.status as 400);
@@ -187,9 +204,11 @@ export function mountSessions(app: Hono, options: SessionOptions): void {
       return c.json(refusal("UNKNOWN_RPC", "not an RPC the app may call"), 404);
     const session = sessionOf(c);
     if (!session) return c.json(refusal("UNAUTHENTICATED", "sign in first"), 401);
+    // Read only now, signed in, within the route's cap (a read over it answers 413).
+    const body = await c.req.text();
     let answer: ApiAnswer;
     try {
-      answer = await callApi(name, await c.req.text(), session.token);
+      answer = await callApi(name, body, session.token);
     } catch {
       return c.json(refusal("API_UNAVAILABLE", "the API did not answer"), 502);
     }

@@ -10,8 +10,10 @@ import { edgeRefusal } from "./refusal.ts";
 
 export class BodyTooLargeError extends Error {
   override readonly name = "BodyTooLargeError";
-  constructor(readonly limitBytes: number) {
+  readonly limitBytes: number;
+  constructor(limitBytes: number) {
     super(`the request body exceeds ${limitBytes} bytes`);
+    this.limitBytes = limitBytes;
   }
 }
 
@@ -30,10 +32,14 @@ export function bodyTooLarge(limitBytes: number): Response {
 
 /**
  * Limits every request body to `limitFor(c)` bytes (decided from the method, path and headers,
- * never the body). Over it: 413 `BODY_TOO_LARGE` from the headers, or `BodyTooLargeError` from
- * the handler's read, which the app's error handler answers with `bodyTooLarge`.
+ * never the body). Over it: `tooLarge` (default 413 `BODY_TOO_LARGE`) from the headers, or
+ * `BodyTooLargeError` from the handler's read, which the app's error handler answers the same way.
  */
-export function limitBody(limitFor: (c: Context) => number): MiddlewareHandler {
+export function limitBody(
+  limitFor: (c: Context) => number,
+  options: { tooLarge?: (c: Context, limitBytes: number) => Response } = {},
+): MiddlewareHandler {
+  const tooLarge = options.tooLarge ?? ((_c: Context, limit: number) => bodyTooLarge(limit));
   return async (c, next) => {
     const raw = c.req.raw;
     if (raw.body === null) return next();
@@ -42,7 +48,7 @@ export function limitBody(limitFor: (c: Context) => number): MiddlewareHandler {
     if (declared !== null && !raw.headers.has("transfer-encoding")) {
       // Node's parser delivers exactly the declared length, so the header is the whole check.
       const length = Number(declared);
-      if (!Number.isSafeInteger(length) || length > limit) return bodyTooLarge(limit);
+      if (!Number.isSafeInteger(length) || length > limit) return tooLarge(c, limit);
       return next();
     }
     c.req.raw = new Request(raw, { body: countedBody(raw.body, limit), duplex: "half" } as RequestInit);

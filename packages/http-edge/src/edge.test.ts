@@ -1,13 +1,14 @@
 import { once } from "node:events";
+import type { Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { connect } from "node:net";
-import { type ServerType, serve } from "@hono/node-server";
+import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
 import { allowHosts, bodyTooLarge, hostnameOf, isBodyTooLarge, limitBody, requireJsonBody } from "./index.ts";
 
 const MiB = 1024 * 1024;
-let server: ServerType | undefined;
+let server: Server | undefined;
 /** Bytes the server process read from each accepted socket. */
 const serverSockets: Socket[] = [];
 
@@ -15,15 +16,15 @@ afterEach(async () => {
   const open = server;
   server = undefined;
   if (open) {
-    open.closeAllConnections?.();
+    open.closeAllConnections();
     await new Promise((done) => open.close(done));
   }
   serverSockets.length = 0;
 });
 
 async function listen(app: Hono): Promise<number> {
-  server = await new Promise<ServerType>((ready) => {
-    const s = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, () => ready(s));
+  server = await new Promise<Server>((ready) => {
+    const s = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, () => ready(s as Server));
   });
   server.on("connection", (socket: Socket) => serverSockets.push(socket));
   return (server.address() as AddressInfo).port;

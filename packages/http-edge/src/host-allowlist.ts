@@ -44,7 +44,8 @@ export function hostnamesOf(urls: readonly (string | undefined)[]): string[] {
 export function allowHosts(names: readonly string[]): MiddlewareHandler {
   const allowed = new Set(names.map((n) => hostnameOf(n) ?? n.toLowerCase()));
   return async (c, next) => {
-    const hostname = hostnameOf(c.req.header("host") ?? "");
+    // Node always has the header (HTTP/1.1 requires it); an in-process request has only its URL.
+    const hostname = hostnameOf(c.req.header("host") ?? new URL(c.req.url).host);
     if (hostname === undefined || !(isLoopbackName(hostname) || allowed.has(hostname))) {
       return edgeRefusal("HOST_NOT_ALLOWED", "this server does not answer to that Host name", {
         hint: "add the name to RAKAZO_ALLOWED_HOSTS",
@@ -52,4 +53,10 @@ export function allowHosts(names: readonly string[]): MiddlewareHandler {
     }
     return next();
   };
+}
+
+/** Whether a browser's `Origin` names this deployment (loopback or one of `names`); `null` never does. */
+export function isAllowedOrigin(origin: string, names: readonly string[]): boolean {
+  const hostname = hostnamesOf([origin])[0];
+  return hostname !== undefined && (isLoopbackName(hostname) || names.includes(hostname));
 }

@@ -1,7 +1,8 @@
 /**
  * Whether the person behind a request sits on this machine: the socket's peer is a loopback
  * address AND no proxy says it forwarded the request (a reverse proxy on the same host connects
- * from loopback on behalf of anyone).
+ * from loopback on behalf of anyone). A request with no socket at all was made in this process
+ * (`app.request`), which is as local as it gets.
  */
 
 import type { IncomingMessage } from "node:http";
@@ -17,6 +18,6 @@ export function isLoopbackAddress(address: string | undefined): boolean {
 
 export function isLocalClient(c: Context): boolean {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  if (!isLoopbackAddress(incoming?.socket?.remoteAddress)) return false;
+  if (incoming !== undefined && !isLoopbackAddress(incoming.socket?.remoteAddress)) return false;
   return FORWARDED.every((name) => c.req.header(name) === undefined);
 }

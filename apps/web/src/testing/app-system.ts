@@ -39,6 +39,8 @@ export interface AppSystem {
 export async function startAppSystem(options: {
   provider: (dataDir: string) => Promise<SandboxProvider>;
   bootstrapToken?: string;
+  /** The launcher's one-time setup code (RAKAZO_SETUP_CODE), for setup from another machine. */
+  setupCode?: string;
   /** WEB_PUBLIC_URL: browsers reach the web service there (a TLS proxy's https URL). */
   webPublicUrl?: string;
 }): Promise<AppSystem> {
@@ -52,6 +54,7 @@ export async function startAppSystem(options: {
   registerLogSecret(keys.slice(keys.indexOf(":") + 1), "the screen master key");
   registerLogSecret(serviceToken, "the screen service token");
   registerLogSecret(options.bootstrapToken, "the bootstrap token");
+  registerLogSecret(options.setupCode, "the setup code");
   const masterKey = randomBytes(32);
   const screens = { keyring: parseScreenKeys(keys), webBaseUrl: "http://127.0.0.1:0" };
   const shared: Omit<RuntimeConfig, "role"> = {
@@ -70,6 +73,7 @@ export async function startAppSystem(options: {
     screenServiceToken: serviceToken,
     activityFeed,
     bootstrapToken: options.bootstrapToken,
+    setupCode: options.setupCode,
   });
   const api = await new Promise<http.Server>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, () => resolve(s as http.Server));

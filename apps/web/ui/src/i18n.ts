@@ -23,7 +23,7 @@ const en = {
   "setup.userName": "Your name",
   "setup.spaceName": "Space name",
   "setup.botName": "First bot's name",
-  "setup.bootstrapToken": "Bootstrap token (if the operator set one)",
+  "setup.bootstrapToken": "Bootstrap token or setup code (needed from another machine)",
   "setup.submit": "Set up",
   "setup.done":
     "Setup done. Your API token for scripts and the CLI is below: copy it now, it is shown once and this app does not keep it.",
@@ -141,7 +141,7 @@ const de: Catalogue = {
   "setup.userName": "Ihr Name",
   "setup.spaceName": "Name des Bereichs",
   "setup.botName": "Name des ersten Bots",
-  "setup.bootstrapToken": "Einrichtungs-Token (falls gesetzt)",
+  "setup.bootstrapToken": "Einrichtungs-Token oder Einrichtungscode (von einem anderen Rechner aus nötig)",
   "setup.submit": "Einrichten",
   "setup.done":
     "Eingerichtet. Ihr API-Token für Skripte und die CLI steht unten: Kopieren Sie es jetzt, es wird nur einmal gezeigt und die App bewahrt es nicht auf.",
