@@ -56,6 +56,8 @@ export async function createTestSystem(
     headlessBrowsers?: boolean;
     /** Enables the external computer surface with this token (issue 19). */
     externalToken?: string;
+    /** Per-space quotas for API and worker (default: DEFAULT_SPACE_QUOTAS). */
+    quotas?: RuntimeConfig["quotas"];
   } = {},
 ): Promise<TestSystem> {
   const database = await createTestDatabase();
@@ -82,6 +84,7 @@ export async function createTestSystem(
     homes: { store: homes, keys },
     ...(options.agentModel ? { agentModel: options.agentModel } : {}),
     ...(headless ? { headlessBrowsers: headless.browsers } : {}),
+    ...(options.quotas ? { quotas: options.quotas } : {}),
   };
   const api = await createRuntime({ ...shared, role: "api" });
   const { ctx } = api;

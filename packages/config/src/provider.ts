@@ -11,6 +11,13 @@ export interface SizingPolicy {
   readonly max: { readonly memoryMib: number; readonly cpus: number; readonly pids: number };
 }
 
+/** Mirrors `@rakazo/services`' SpaceQuotaPolicy: the most each space may use; null is no limit. */
+export interface SpaceQuotaPolicy {
+  readonly computers: number | null;
+  readonly memoryMib: number | null;
+  readonly cpus: number | null;
+}
+
 /** The options `createProvider` (@rakazo/sandbox) takes, per concrete kind. */
 export type ProviderSettings =
   | { readonly kind: "fake"; readonly rootDir: string; readonly screenLimit: number }
@@ -293,4 +300,53 @@ export function sizingFromEnv(
     }
   }
   return { defaults, max };
+}
+
+/** How many default-sized computers a space may run at once when no quota is configured. */
+const DEFAULT_RUNNING_PER_SPACE = 8;
+
+/**
+ * Per-space quotas; checked by `computer/create`, start, recovery and a Team Computer's first
+ * use. Unset: 20 computers, and the memory and CPUs of eight default-sized computers, at least
+ * one computer of the maximum size (32768 MiB and 16 CPUs with the default sizes). 0: no limit.
+ * A quota below one default-sized computer is refused: no space could start its Team Computer.
+ */
+export function spaceQuotasFromEnv(
+  env: Pick<
+    ServicesEnv,
+    | "RAKAZO_SPACE_MAX_COMPUTERS"
+    | "RAKAZO_SPACE_MAX_MEMORY_MIB"
+    | "RAKAZO_SPACE_MAX_CPUS"
+    | "RAKAZO_COMPUTER_MEMORY_MIB"
+    | "RAKAZO_COMPUTER_CPUS"
+    | "RAKAZO_COMPUTER_MAX_MEMORY_MIB"
+    | "RAKAZO_COMPUTER_MAX_CPUS"
+  >,
+): SpaceQuotaPolicy {
+  const limit = (set: number | undefined, unset: number) =>
+    set === undefined ? unset : set === 0 ? null : set;
+  const quotas = {
+    computers: limit(env.RAKAZO_SPACE_MAX_COMPUTERS, 20),
+    memoryMib: limit(
+      env.RAKAZO_SPACE_MAX_MEMORY_MIB,
+      Math.max(
+        DEFAULT_RUNNING_PER_SPACE * env.RAKAZO_COMPUTER_MEMORY_MIB,
+        env.RAKAZO_COMPUTER_MAX_MEMORY_MIB,
+      ),
+    ),
+    cpus: limit(
+      env.RAKAZO_SPACE_MAX_CPUS,
+      Math.max(DEFAULT_RUNNING_PER_SPACE * env.RAKAZO_COMPUTER_CPUS, env.RAKAZO_COMPUTER_MAX_CPUS),
+    ),
+  };
+  const oneComputer = { memoryMib: env.RAKAZO_COMPUTER_MEMORY_MIB, cpus: env.RAKAZO_COMPUTER_CPUS };
+  for (const key of ["memoryMib", "cpus"] as const) {
+    const quota = quotas[key];
+    if (quota !== null && quota < oneComputer[key]) {
+      throw new ConfigError(
+        `space quotas: the ${key} quota (${quota}) is below one computer of the default size (${oneComputer[key]}); 0 means no limit`,
+      );
+    }
+  }
+  return quotas;
 }

@@ -5,7 +5,7 @@
  * (@rakazo/config) and hand the settings in; this builds the database handle, pg-boss, the
  * provider and the home store from them.
  */
-import type { HomesSettings, ProviderSettings, SizingPolicy } from "@rakazo/config";
+import type { HomesSettings, ProviderSettings, SizingPolicy, SpaceQuotaPolicy } from "@rakazo/config";
 import { connectDatabase, type Database, migrateDatabase } from "@rakazo/db";
 import { type PgBossHandle, startPgBoss } from "@rakazo/jobs";
 import type { Logger } from "@rakazo/log";
@@ -37,6 +37,8 @@ export interface RuntimeConfig {
   /** Settings from the environment, or a store and key wrapper a caller built (tests). */
   readonly homes: HomesSettings | BuiltHomes;
   readonly sizing?: SizingPolicy;
+  /** Per-space quotas; DEFAULT_SPACE_QUOTAS (@rakazo/services) when absent. */
+  readonly quotas?: SpaceQuotaPolicy;
   readonly agentModel?: string;
   readonly screens?: ScreenServiceConfig;
   readonly headlessBrowsers?: HeadlessPageBrowsers;
@@ -85,6 +87,7 @@ export async function createRuntime(config: RuntimeConfig): Promise<Runtime> {
     keys: homes.keys,
     runHooks: config.runHooks ?? systemRunHooks,
     ...(config.sizing ? { sizing: config.sizing } : {}),
+    ...(config.quotas ? { quotas: config.quotas } : {}),
     ...(config.agentModel ? { agentModel: config.agentModel } : {}),
     ...(config.screens ? { screens: config.screens } : {}),
     ...(config.headlessBrowsers ? { headlessBrowsers: config.headlessBrowsers } : {}),

@@ -8,6 +8,7 @@ import {
   requireDatabaseUrl,
   type ServicesEnv,
   sizingFromEnv,
+  spaceQuotasFromEnv,
 } from "@rakazo/config";
 import type { Logger } from "@rakazo/log";
 import type { RuntimeConfig } from "./create-runtime.ts";
@@ -24,6 +25,7 @@ export function runtimeConfigFromEnv(
     provider: providerSettings(env),
     homes: homesSettings(env),
     sizing: sizingFromEnv(env),
+    quotas: spaceQuotasFromEnv(env),
     networkDefault: { mode: env.COMPUTER_NETWORK },
     ...(env.AGENT_MODEL ? { agentModel: env.AGENT_MODEL } : {}),
   };

@@ -3,6 +3,7 @@ import type { AgentHomeStore, KeyWrapper } from "@rakazo/homes";
 import type { JobQueue } from "@rakazo/jobs";
 import type { Logger } from "@rakazo/log";
 import type { NetworkPolicy, PageBrowser, SandboxProvider } from "@rakazo/sandbox";
+import type { SpaceQuotaPolicy } from "./computers/quota.ts";
 import type { SizingPolicy } from "./computers/sizing.ts";
 import type { RunHooks } from "./runs/runs.ts";
 import type { ScreenServiceConfig } from "./screens/config.ts";
@@ -25,6 +26,8 @@ export interface ServiceContext {
   readonly screens?: ScreenServiceConfig;
   /** Computer size defaults and maxima (issue 12); DEFAULT_SIZING when absent. */
   readonly sizing?: SizingPolicy;
+  /** Per-space quotas: computers, and memory and CPUs held at once; DEFAULT_SPACE_QUOTAS when absent. */
+  readonly quotas?: SpaceQuotaPolicy;
   /** The network policy of computers whose creator names none (`COMPUTER_NETWORK`, issue 16); `none` when absent. */
   readonly networkDefault?: NetworkPolicy;
   /** How long a first use of an unprovisioned Team Computer waits for its machine (CMP-1). */

@@ -14,6 +14,7 @@ export * from "./computers/jobs.ts";
 export * from "./computers/lifecycle.ts";
 export * from "./computers/network.ts";
 export * from "./computers/query.ts";
+export * from "./computers/quota.ts";
 export * from "./computers/reconcile.ts";
 export * from "./computers/sizing.ts";
 export * from "./computers/team-computer.ts";

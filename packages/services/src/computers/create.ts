@@ -5,6 +5,7 @@ import { AppError } from "../errors.ts";
 import { requireBotInSpace, requireMembership } from "../identity/spaces.ts";
 import { resolveCreatePolicy, storedPolicy } from "./network.ts";
 import { enqueueOperation, recordOperation } from "./operations.ts";
+import { assertWithinSpaceQuota } from "./quota.ts";
 import { type ComputerSize, DEFAULT_SIZING, resolveSize } from "./sizing.ts";
 import { type ComputerView, toComputerView } from "./view.ts";
 
@@ -51,11 +52,12 @@ type Transaction = Parameters<Parameters<ServiceContext["db"]["transaction"]>[0]
 /**
  * Inserts a provisioning computer and its queued provision operation inside the caller's
  * transaction; the caller enqueues the job after commit. Shared by `computer/create` and the
- * external surface's create-or-adopt (issue 19), which holds a per-key lock around it.
+ * external surface's create-or-adopt (issue 19), which holds a per-key lock around it. A space
+ * at its quota of computers, memory or CPUs refuses it (QUOTA_EXCEEDED, ./quota.ts).
  */
 export async function insertComputer(
   tx: Transaction,
-  ctx: Pick<ServiceContext, "provider" | "sizing" | "networkDefault">,
+  ctx: Pick<ServiceContext, "provider" | "sizing" | "networkDefault" | "quotas">,
   input: {
     readonly spaceId: string;
     readonly name: string;
@@ -86,6 +88,11 @@ export async function insertComputer(
     })
     .returning();
   if (!row) throw new AppError("INTERNAL", "computer insert returned nothing");
+  await assertWithinSpaceQuota(tx, ctx, {
+    spaceId: input.spaceId,
+    computerId: id,
+    quotas: ["computers", "memoryMib", "cpus"],
+  });
   const operationId = await recordOperation(tx, id, "provision", "queued");
   return { row, operationId };
 }

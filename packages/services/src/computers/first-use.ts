@@ -13,6 +13,7 @@ import type { ServiceContext } from "../context.ts";
 import { type ComputerRow, requireRunningMachine } from "./access.ts";
 import { replacingWhenGone } from "./machine-gone.ts";
 import { enqueueOperation, recordOperation } from "./operations.ts";
+import { assertWithinSpaceQuota } from "./quota.ts";
 
 /** How long a first use waits for the worker to bring the machine up. */
 export const FIRST_USE_WAIT_MS = 120_000;
@@ -36,15 +37,24 @@ export async function machineFor(ctx: ServiceContext, computer: ComputerRow): Pr
   return requireRunningMachine(ctx, current);
 }
 
-/** unprovisioned → provisioning, once: a racing first use finds the transition already made. */
+/**
+ * unprovisioned → provisioning, once: a racing first use finds the transition already made. A
+ * space whose running computers fill its memory or CPU quota refuses it (QUOTA_EXCEEDED).
+ */
 async function requestFirstProvision(ctx: ServiceContext, computerId: string): Promise<void> {
   const operationId = await ctx.db.transaction(async (tx) => {
     const [row] = await tx
       .update(computers)
       .set({ state: "provisioning", lastError: null })
       .where(and(eq(computers.id, computerId), eq(computers.state, "unprovisioned")))
-      .returning({ id: computers.id });
-    return row ? recordOperation(tx, computerId, "provision", "queued") : undefined;
+      .returning({ id: computers.id, spaceId: computers.spaceId });
+    if (!row) return undefined;
+    await assertWithinSpaceQuota(tx, ctx, {
+      spaceId: row.spaceId,
+      computerId,
+      quotas: ["memoryMib", "cpus"],
+    });
+    return recordOperation(tx, computerId, "provision", "queued");
   });
   if (!operationId) return;
   await enqueueOperation(ctx, "computer.provision", computerId, operationId);

@@ -10,6 +10,7 @@ import { AppError } from "../errors.ts";
 import { assertNotReserved } from "../operations/reservation.ts";
 import { requireComputer, requireComputerEvenDeleted } from "./access.ts";
 import { enqueueOperation, recordOperation } from "./operations.ts";
+import { assertWithinSpaceQuota } from "./quota.ts";
 import { type ComputerView, toComputerView } from "./view.ts";
 
 interface Transition {
@@ -52,6 +53,14 @@ async function transition(
       .where(and(eq(computers.id, computerId), inArray(computers.state, [...spec.from])))
       .returning();
     if (!row) return undefined;
+    // A start gives the computer a machine: its size counts toward the space's quotas.
+    if (verb === "start") {
+      await assertWithinSpaceQuota(tx, ctx, {
+        spaceId: row.spaceId,
+        computerId,
+        quotas: ["memoryMib", "cpus"],
+      });
+    }
     const operationId = await recordOperation(tx, computerId, spec.operation, "queued");
     return { row, operationId };
   });

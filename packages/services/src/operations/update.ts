@@ -21,6 +21,7 @@ import {
   recordOperation,
   updateOperation,
 } from "../computers/operations.ts";
+import { assertWithinSpaceQuota } from "../computers/quota.ts";
 import { sizingOf } from "../computers/sizing.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
@@ -69,6 +70,11 @@ async function request(
           .where(and(eq(computers.id, computer.id), eq(computers.state, "failed")))
           .returning({ id: computers.id });
         if (!row) return undefined;
+        await assertWithinSpaceQuota(tx, ctx, {
+          spaceId: computer.spaceId,
+          computerId: computer.id,
+          quotas: ["memoryMib", "cpus"],
+        });
       }
       return recordOperation(tx, computer.id, verb, "queued");
     });
