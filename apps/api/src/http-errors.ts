@@ -26,10 +26,10 @@ export const HTTP_STATUS: Record<
   FILE_TOO_LARGE: 413,
   MULTI_SCREEN_UNAVAILABLE: 503,
   PROCESS_LIMIT: 409,
+  QUOTA_EXCEEDED: 409,
   DESKTOP_UNAVAILABLE: 503,
   UNSUPPORTED: 501,
   PROVIDER_ERROR: 502,
-  QUOTA_EXCEEDED: 409,
   NOT_SERVER_OWNER: 403,
   WORKERS_STOPPED_REQUIRED: 400,
   OPERATION_IN_OTHER_SPACE: 403,
@@ -70,6 +70,8 @@ export const ERROR_MEANING: Record<AppErrorCode, string> = {
     "no room for another desktop and none idle to close (CMP-5); `details.reason`: `memory`, `pids`, `cpu` (the computer's cgroup) or `limit` (`SANDBOX_TEAM_SCREEN_LIMIT`)",
   PROCESS_LIMIT:
     "the computer runs as many background commands as it allows (`details.limit`); kill one or wait for one to exit",
+  QUOTA_EXCEEDED:
+    "a new computer, a start, a recovery or a Team Computer's first use would take the space past a quota (`RAKAZO_SPACE_MAX_*`): `details.quota` (`computers`, or `memoryMib`/`cpus` of its running computers), `limit`, `used`, `requested`; delete or stop one of its computers first",
   DESKTOP_UNAVAILABLE: "the bot's desktop did not start",
   UNSUPPORTED:
     "this provider or deployment lacks the feature (desktop, screens, page browser, agent model, a network policy it cannot enforce: `details.mode`)",
@@ -78,8 +80,6 @@ export const ERROR_MEANING: Record<AppErrorCode, string> = {
     "`computer/releaseInterrupted` by someone other than the server owner (the installation's first user, OPS-6)",
   WORKERS_STOPPED_REQUIRED:
     "`computer/releaseInterrupted` without `workersStopped: true`: assert that its workers and provider calls have stopped (OPS-6)",
-  QUOTA_EXCEEDED:
-    "a new computer, a start, a recovery or a Team Computer's first use would take the space past a quota (`RAKAZO_SPACE_MAX_*`): `details.quota` (`computers`, or `memoryMib`/`cpus` of its running computers), `limit`, `used`, `requested`; delete or stop one of its computers first",
   OPERATION_IN_OTHER_SPACE:
     "`computer/releaseInterrupted` for an operation of a space the server owner does not own",
   OPERATION_NOT_INTERRUPTED:

@@ -119,13 +119,13 @@ const providerShape = {
   RAKAZO_COMPUTER_MAX_MEMORY_MIB: z.coerce.number().int().min(256).default(16_384),
   RAKAZO_COMPUTER_MAX_CPUS: z.coerce.number().min(0.1).max(256).default(4),
   RAKAZO_COMPUTER_MAX_PIDS: z.coerce.number().int().min(64).default(16_384),
-  // Network policy of new computers (issue 16): none (no network at all) | egress | allowlist.
   // Per-space quotas: computers not deleted, and memory and CPUs of the computers holding a
   // machine. Unset: 20 computers, eight default-sized computers' memory and CPUs (at least one
   // computer of the maximum size); 0: no limit (`spaceQuotasFromEnv`).
   RAKAZO_SPACE_MAX_COMPUTERS: z.coerce.number().int().min(0).optional(),
   RAKAZO_SPACE_MAX_MEMORY_MIB: z.coerce.number().int().min(0).optional(),
   RAKAZO_SPACE_MAX_CPUS: z.coerce.number().min(0).optional(),
+  // Network policy of new computers (issue 16): none (no network at all) | egress | allowlist.
   COMPUTER_NETWORK: z.enum(["none", "egress", "allowlist"]).default("none"),
   /** Docker: the upstream network of the per-computer egress proxies (made when missing). */
   COMPUTER_EGRESS_NETWORK: z.string().default("rakazo-egress"),
