@@ -13,7 +13,8 @@ export const computerCreate = defineContract({
     name: z.string().trim().min(1).max(100).optional(),
     mode: z.enum(["team", "private"]).default("team"),
     botId: z.string().regex(ids.bot).optional(),
-    // Issue 12: within the deployment's maximum (RAKAZO_COMPUTER_MAX_*), else INVALID_INPUT.
+    // Issue 12: within the deployment's maximum (RAKAZO_COMPUTER_MAX_*), else INVALID_INPUT. A
+    // space past a quota (RAKAZO_SPACE_MAX_*) refuses the computer with QUOTA_EXCEEDED.
     size: z
       .strictObject({
         memoryMib: z.number().int().min(256).optional(),
