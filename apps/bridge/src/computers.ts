@@ -1,9 +1,19 @@
 /**
- * Ownership and authorization, nothing else (issue 19): the bridge turns a scope into the API's
- * computer key and screen, mints a per-computer capability when a caller creates or adopts a
- * computer, keeps only its SHA-256 in memory, and serializes calls on one computer. Naming a
- * computer without its capability fails exactly like naming a missing one. Nothing is written
- * to disk: after a restart callers adopt again and get new capabilities.
+ * Ownership and authorization, nothing else (issue 19): the bridge turns a client's scope into
+ * the API's computer key and screen, mints a per-computer capability when a caller creates or
+ * adopts a computer, keeps only its SHA-256 in memory, and serializes calls on one computer.
+ * Naming a computer without its capability — or with a capability another client minted —
+ * fails exactly like naming a missing one. Nothing is written to disk: after a restart callers
+ * adopt again and get new capabilities.
+ *
+ * Each capability is a hold on its computer, ended by release (an MCP session's close, HTTP
+ * `computer_release`) or destroy. Release without `keep` destroys the computer only if the hold
+ * owns its disposal and no other hold remains:
+ * - a hold owns disposal when its create made the computer (the API's `created: true`) or found
+ *   no other hold on it in this bridge (a restarted bridge or harness adopting its own again);
+ * - a hold adopted while another was live does not: its release leaves the computer running;
+ * - an owning hold released without `keep` while others remain passes ownership to them, so the
+ *   last of them disposes; released with `keep`, ownership ends and the computer outlives them.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { type ExternalClient, RakazoApiError } from "@rakazo/client";
@@ -14,6 +24,9 @@ interface Grant {
   readonly computerId: string;
   readonly screen: string;
   readonly hash: Buffer;
+  /** The client that minted it: only that client's calls may present it. */
+  readonly client: string;
+  owns: boolean;
 }
 
 const hashOf = (capability: string): Buffer => createHash("sha256").update(capability).digest();
@@ -21,6 +34,19 @@ const hashOf = (capability: string): Buffer => createHash("sha256").update(capab
 export interface Held {
   readonly computerId: string;
   readonly capability: string;
+}
+
+type Target = { computerId: string; screen: string };
+
+/** The computers one client reaches (`Computers.as`). */
+export interface ClientComputers {
+  readonly api: ExternalClient;
+  create(scope: Scope): ReturnType<Computers["create"]>;
+  list(scope: Scope): ReturnType<Computers["list"]>;
+  use<T>(held: Held, work: (target: Target) => Promise<T>): Promise<T>;
+  alongside<T>(held: Held, work: (target: Target) => Promise<T>): Promise<T>;
+  destroy(held: Held): ReturnType<Computers["destroy"]>;
+  release(held: Held, keep: boolean): ReturnType<Computers["release"]>;
 }
 
 export class Computers {
@@ -34,12 +60,14 @@ export class Computers {
   }
 
   /** Create-or-adopt the scope's computer; the capability is returned here and never again. */
-  async create(scope: Scope) {
-    const { key, screen } = identityOf(scope);
+  async create(client: string, scope: Scope) {
+    const { key, screen } = identityOf(scope, client);
     const made = await this.#call(() => this.#api.call("external/computer/create", { key, screen }));
     const capability = `rcap_${randomBytes(32).toString("base64url")}`;
     const hash = hashOf(capability);
-    this.#grants.set(hash.toString("hex"), { computerId: made.computer.computerId, screen, hash });
+    const computerId = made.computer.computerId;
+    const owns = made.created || this.#holdsOn(computerId).length === 0;
+    this.#grants.set(hash.toString("hex"), { computerId, screen, hash, client, owns });
     return {
       computerId: made.computer.computerId,
       capability,
@@ -51,8 +79,8 @@ export class Computers {
   }
 
   /** The scope's computers as the API knows them (no capabilities: adopt to get one). */
-  async list(scope: Scope) {
-    const { key } = identityOf(scope);
+  async list(client: string, scope: Scope) {
+    const { key } = identityOf(scope, client);
     const all = await this.#call(() => this.#api.call("external/computer/list", {}));
     return all.filter((computer) => computer.key === key);
   }
@@ -61,14 +89,14 @@ export class Computers {
    * Runs `work` on the computer `held` names, one call per computer at a time. A missing, wrong
    * or revoked capability is NOT_FOUND, like an unknown computer (no existence oracle).
    */
-  use<T>(held: Held, work: (target: { computerId: string; screen: string }) => Promise<T>): Promise<T> {
-    const grant = this.#grantFor(held);
+  use<T>(client: string, held: Held, work: (target: Target) => Promise<T>): Promise<T> {
+    const grant = this.#grantFor(client, held);
     const previous = this.#queues.get(grant.computerId) ?? Promise.resolve();
     const run = previous
       .catch(() => undefined)
       .then(() => {
         // Checked again in the queue: a destroy queued before this call revoked it.
-        const current = this.#grantFor(held);
+        const current = this.#grantFor(client, held);
         return this.#call(() => work({ computerId: current.computerId, screen: current.screen }));
       });
     this.#queues.set(grant.computerId, run);
@@ -84,40 +112,71 @@ export class Computers {
    * Runs `work` on the computer `held` names without joining its queue: a background command's
    * long poll would otherwise hold every other call on that computer for up to its wait.
    */
-  alongside<T>(held: Held, work: (target: { computerId: string; screen: string }) => Promise<T>): Promise<T> {
-    const grant = this.#grantFor(held);
+  alongside<T>(client: string, held: Held, work: (target: Target) => Promise<T>): Promise<T> {
+    const grant = this.#grantFor(client, held);
     return this.#call(() => work({ computerId: grant.computerId, screen: grant.screen }));
   }
 
   /** Destroys the computer and revokes every capability for it. */
-  async destroy(held: Held) {
-    return this.use(held, async ({ computerId }) => {
+  async destroy(client: string, held: Held) {
+    return this.use(client, held, async ({ computerId }) => {
       const result = await this.#api.call("external/computer/destroy", { computerId });
       this.#revokeAll(computerId);
       return result;
     });
   }
 
-  /** Ends a caller's hold: `keep` leaves the computer for re-adoption, otherwise it is destroyed. */
-  async release(held: Held, keep: boolean) {
-    if (!keep) return { kept: false, ...(await this.destroy(held)) };
-    const grant = this.#grantFor(held);
+  /**
+   * Ends a caller's hold: `keep` leaves the computer for re-adoption; otherwise it is destroyed
+   * if this hold owns its disposal and is the last (the header's rule), and `reason` says why not.
+   */
+  async release(client: string, held: Held, keep: boolean) {
+    const grant = this.#grantFor(client, held);
+    const others = this.#holdsOn(grant.computerId).filter((other) => other !== grant);
+    if (!keep && grant.owns && others.length === 0) {
+      return { kept: false, ...(await this.destroy(client, held)) };
+    }
     this.#grants.delete(grant.hash.toString("hex"));
-    return { kept: true, computerId: grant.computerId };
+    if (keep) return { kept: true, computerId: grant.computerId };
+    if (grant.owns) for (const other of others) other.owns = true;
+    return { kept: true, computerId: grant.computerId, reason: grant.owns ? "held_elsewhere" : "not_owner" };
   }
 
   get api(): ExternalClient {
     return this.#api;
   }
 
-  #grantFor(held: Held): Grant {
+  /** These computers as `client` sees them: every call is made as that client. */
+  as(client: string): ClientComputers {
+    return {
+      api: this.#api,
+      create: (scope) => this.create(client, scope),
+      list: (scope) => this.list(client, scope),
+      use: (held, work) => this.use(client, held, work),
+      alongside: (held, work) => this.alongside(client, held, work),
+      destroy: (held) => this.destroy(client, held),
+      release: (held, keep) => this.release(client, held, keep),
+    };
+  }
+
+  #grantFor(client: string, held: Held): Grant {
     const hash = hashOf(typeof held.capability === "string" ? held.capability : "");
     const grant = this.#grants.get(hash.toString("hex"));
     // The map lookup is by hash; the constant-time comparison guards the final equality.
-    if (!grant || !timingSafeEqual(grant.hash, hash) || grant.computerId !== held.computerId) {
+    if (
+      !grant ||
+      !timingSafeEqual(grant.hash, hash) ||
+      grant.computerId !== held.computerId ||
+      grant.client !== client
+    ) {
       throw new BridgeError("NOT_FOUND", "computer not found");
     }
     return grant;
+  }
+
+  /** The live holds on one computer. */
+  #holdsOn(computerId: string): Grant[] {
+    return [...this.#grants.values()].filter((grant) => grant.computerId === computerId);
   }
 
   #revokeAll(computerId: string): void {

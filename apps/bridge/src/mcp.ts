@@ -3,7 +3,8 @@
  * `rakazo_*` tools plus `bash`, `read`, `write`, `edit` routed into the computer. One server per
  * harness session; the session holds the capabilities in its memory, so the model never sees
  * one and a tool names a computer by id (or uses the session's current computer). Closing the
- * session releases its computers: destroyed, unless created with `keep: true`.
+ * session releases its computers: destroyed unless created with `keep: true`, adopted while
+ * another session held them, or still held by another (computers.ts says who disposes).
  *
  * The same server runs over stdio (stdio.ts: a child of the harness, speaking to the bridge
  * over HTTP with BRIDGE_TOKEN) and over streamable HTTP at the bridge's `/mcp` (server.ts).
@@ -88,7 +89,20 @@ export function createMcpSession(call: ToolCaller, defaults: SessionDefaults) {
         ...(args.account !== undefined ? { account: args.account } : {}),
       };
       const made = (await call("computer_create", { scope })) as { computerId: string; capability: string };
-      held.set(made.computerId, { capability: made.capability, keep: args.keep ?? false });
+      const already = held.get(made.computerId);
+      if (already) {
+        // Adopted again by this session: the first capability is the hold that may own the
+        // computer's disposal, and a second would count as another holder at this session's close.
+        await call("computer_release", {
+          computerId: made.computerId,
+          capability: made.capability,
+          keep: true,
+        });
+      }
+      held.set(made.computerId, {
+        capability: already?.capability ?? made.capability,
+        keep: args.keep ?? already?.keep ?? false,
+      });
       current = made.computerId;
       const { capability: _, ...shown } = made as Record<string, unknown>;
       return text(shown);
@@ -259,7 +273,7 @@ export function createMcpSession(call: ToolCaller, defaults: SessionDefaults) {
 
   return {
     server,
-    /** Releases every computer this session holds: destroyed unless kept. */
+    /** Releases every computer this session holds (computers.ts decides which are destroyed). */
     async close(): Promise<void> {
       for (const [id, holding] of held) {
         await call("computer_release", {

@@ -1,6 +1,8 @@
 // Issue 19 (EXT-3): identity is a pure function of the scope; sharing is opted into, never guessed.
 import { describe, expect, it } from "vitest";
-import { identityOf } from "./scope.ts";
+import { identityOf as identityWithin, type Scope } from "./scope.ts";
+
+const identityOf = (scope: Scope) => identityWithin(scope, "default");
 
 describe("identityOf", () => {
   it("default: one computer and screen per conversation, whatever Team it is in", () => {
@@ -30,5 +32,40 @@ describe("identityOf", () => {
     expect(identityOf({ conversationId: "a", account: "ops" })).toEqual(
       identityOf({ conversationId: "b", teamRoot: "t", account: "ops" }),
     );
+  });
+});
+
+describe("identityOf within a named client", () => {
+  it("prefixes key and screen of every mode with the client, so two clients never share a name", () => {
+    const scopes: Scope[] = [
+      { conversationId: "a" },
+      { conversationId: "a", teamRoot: "t", share: true },
+      { conversationId: "a", account: "ops" },
+    ];
+    for (const scope of scopes) {
+      const bare = identityOf(scope);
+      const named = identityWithin(scope, "harness-b");
+      expect(named).toEqual({
+        key: `client:harness-b/${bare.key}`,
+        screen: `client:harness-b/${bare.screen}`,
+      });
+      expect(identityWithin(scope, "harness-c").key).not.toBe(named.key);
+      // The default client's bare keys never start like a named client's.
+      expect(bare.key.startsWith("client:")).toBe(false);
+    }
+  });
+
+  it("a conversation id that spells another client's prefix stays in its own namespace", () => {
+    const forged = identityOf({ conversationId: "x", account: "client:b/conversation:a" });
+    expect(forged.key).not.toBe(identityWithin({ conversationId: "a" }, "b").key);
+    expect(forged.key.startsWith("account:")).toBe(true);
+  });
+
+  it("a key or screen past the API's 200 characters is refused here", () => {
+    const long = "n".repeat(160);
+    expect(() =>
+      identityWithin({ conversationId: "a", account: long }, "a-long-client-name-of-32-chars-x"),
+    ).toThrow(/too long/);
+    expect(identityWithin({ conversationId: "a", account: long }, "default").key).toBe(`account:${long}`);
   });
 });

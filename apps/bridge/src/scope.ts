@@ -8,7 +8,13 @@
  * - `account: <name>`: one long-lived computer and screen for every conversation naming it.
  *
  * Each step gives up isolation for continuity; a shared computer is not a security boundary.
+ *
+ * All of it is within one client (clients.ts): a named client's keys and screens carry the
+ * prefix `client:<name>/`, so no scope of one client names another's computer. The client
+ * `default` (BRIDGE_TOKEN) keeps the bare names computers had before clients existed; a named
+ * client's key always starts with `client:` and a bare one never does, so the two never meet.
  */
+import { BRIDGE_DEFAULT_CLIENT } from "@rakazo/config";
 import { z } from "zod";
 import { BridgeError } from "./errors.ts";
 
@@ -33,7 +39,22 @@ export interface Identity {
   readonly screen: string;
 }
 
-export function identityOf(scope: Scope): Identity {
+/** The API's limit on a key or screen name. */
+const API_NAME_MAX = 200;
+
+/** The identity `scope` names within `client`'s namespace. */
+export function identityOf(scope: Scope, client: string): Identity {
+  const prefix = client === BRIDGE_DEFAULT_CLIENT ? "" : `client:${client}/`;
+  const { key, screen } = bareIdentityOf(scope);
+  const identity = { key: `${prefix}${key}`, screen: `${prefix}${screen}` };
+  // Refused here rather than by the API, whose message would name a key the caller never wrote.
+  if (identity.key.length > API_NAME_MAX || identity.screen.length > API_NAME_MAX) {
+    throw new BridgeError("INVALID_INPUT", "the scope's names are too long for a computer key or screen");
+  }
+  return identity;
+}
+
+function bareIdentityOf(scope: Scope): Identity {
   if (scope.account !== undefined) {
     if (scope.share) throw new BridgeError("INVALID_INPUT", "account and share are exclusive");
     return { key: `account:${scope.account}`, screen: `account:${scope.account}` };

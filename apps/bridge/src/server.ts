@@ -1,35 +1,47 @@
 /**
  * The bridge's HTTP surface (issue 19): `GET /health`, `POST /v1/<tool>` (tools.ts) and MCP over
- * streamable HTTP at `/mcp` (mcp.ts), every route but health behind BRIDGE_TOKEN. It holds the
- * API's external token and hands it to no one; callers hold only BRIDGE_TOKEN and the
- * capabilities create returns. It keeps no database and writes nothing to disk.
+ * streamable HTTP at `/mcp` (mcp.ts), every route but health behind a client's bridge token
+ * (clients.ts). It holds the API's external token and hands it to no one; callers hold only
+ * their client's token and the capabilities create returns. It keeps no database and writes
+ * nothing to disk.
  */
-import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { createExternalClient } from "@rakazo/client";
+import type { BridgeClient } from "@rakazo/config";
 import type { Logger } from "@rakazo/log";
 import { Hono } from "hono";
+import { ClientTokens } from "./clients.ts";
 import { Computers } from "./computers.ts";
 import { BridgeError } from "./errors.ts";
 import { createMcpSession } from "./mcp.ts";
+import { type McpSessionLimits, McpSessions } from "./mcp-sessions.ts";
 import { runTool } from "./tools.ts";
 
 export interface BridgeOptions {
   readonly apiUrl: string;
   /** The API's EXTERNAL_COMPUTER_TOKEN. */
   readonly externalToken: string;
-  /** What callers present. */
-  readonly bridgeToken: string;
+  /** Who may call, each by the SHA-256 of its token (BridgeEnv's `clients`). */
+  readonly clients: readonly BridgeClient[];
+  /** MCP sessions over HTTP: idle timeout and cap per client (default 900 s, 16). */
+  readonly mcp?: Partial<McpSessionLimits>;
   readonly log: Logger;
   /** Defaults to the global fetch. */
   readonly fetch?: (request: Request) => Promise<Response>;
 }
 
-const sha256 = (value: string): Buffer => createHash("sha256").update(value).digest();
+/** A JSON-RPC error answer: what an MCP client reads from a refused HTTP request. */
+const jsonRpcError = (status: number, code: number, message: string): Response =>
+  Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status });
 
 export function createBridge(options: BridgeOptions) {
   const { log } = options;
-  const tokenHash = sha256(options.bridgeToken);
+  const tokens = new ClientTokens(options.clients);
+  const limits: McpSessionLimits = {
+    idleMs: options.mcp?.idleMs ?? 900_000,
+    maxPerClient: options.mcp?.maxPerClient ?? 16,
+  };
   const computers = new Computers(
     createExternalClient({
       baseUrl: options.apiUrl,
@@ -37,13 +49,9 @@ export function createBridge(options: BridgeOptions) {
       ...(options.fetch ? { fetch: options.fetch } : {}),
     }),
   );
-  const callTool = (name: string, body: unknown) => runTool(computers, name, body);
-  const mcpSessions = new Map<
-    string,
-    { transport: WebStandardStreamableHTTPServerTransport; close: () => Promise<void> }
-  >();
+  const mcpSessions = new McpSessions(limits, log);
 
-  const app = new Hono();
+  const app = new Hono<{ Variables: { client: string } }>();
 
   app.use("*", async (c, next) => {
     const started = performance.now();
@@ -68,10 +76,11 @@ export function createBridge(options: BridgeOptions) {
   app.get("/health", (c) => c.json({ status: "ok" }));
 
   app.use("*", async (c, next) => {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "");
-    if (!timingSafeEqual(sha256(match?.[1] ?? ""), tokenHash)) {
-      throw new BridgeError("UNAUTHENTICATED", "this bridge requires BRIDGE_TOKEN");
+    const client = tokens.identify(c.req.header("authorization"));
+    if (client === undefined) {
+      throw new BridgeError("UNAUTHENTICATED", "this bridge requires a client's bridge token");
     }
+    c.set("client", client);
     await next();
   });
 
@@ -82,47 +91,48 @@ export function createBridge(options: BridgeOptions) {
     } catch {
       throw new BridgeError("INVALID_INPUT", "the body is not JSON");
     }
-    return c.json({ result: (await callTool(c.req.param("tool"), body)) ?? null });
+    const tool = runTool(computers.as(c.get("client")), c.req.param("tool"), body);
+    return c.json({ result: (await tool) ?? null });
   });
 
   // MCP over streamable HTTP: one session per harness session, its conversation named by the
-  // `x-rakazo-conversation` header at initialize (the MCP session id otherwise).
+  // `x-rakazo-conversation` header at initialize (the MCP session id otherwise), its tools run
+  // as the client that opened it (mcp-sessions.ts: ownership, cap, idle expiry).
   app.all("/mcp", async (c) => {
+    const client = c.get("client");
     const sessionId = c.req.header("mcp-session-id");
     if (sessionId) {
-      const known = mcpSessions.get(sessionId);
-      if (!known) throw new BridgeError("NOT_FOUND", "unknown MCP session");
-      return known.transport.handleRequest(c.req.raw);
+      // Another client's session answers exactly like an unknown one (the SDK's own answer).
+      if (!mcpSessions.holds(sessionId, client)) return jsonRpcError(404, -32001, "Session not found");
+      return mcpSessions.serve(sessionId, c.req.raw);
     }
-    const conversationId = c.req.header("x-rakazo-conversation");
-    const teamRoot = c.req.header("x-rakazo-team-root");
+    if (!mcpSessions.hasRoom(client)) {
+      return jsonRpcError(
+        429,
+        -32000,
+        `this client has ${limits.maxPerClient} MCP sessions open, the most it may: end one (DELETE) or let one expire`,
+      );
+    }
     const id = randomUUID();
-    const session = createMcpSession((name, body) => callTool(name, body), {
-      conversationId: conversationId ?? id,
-      teamRoot,
+    const session = createMcpSession((name, body) => runTool(computers.as(client), name, body), {
+      conversationId: c.req.header("x-rakazo-conversation") ?? id,
+      teamRoot: c.req.header("x-rakazo-team-root"),
     });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
-      onsessioninitialized: (initialized) => {
-        mcpSessions.set(initialized, { transport, close: session.close });
-      },
-      onsessionclosed: async (closed) => {
-        const known = mcpSessions.get(closed);
-        mcpSessions.delete(closed);
-        await known?.close();
-      },
+      onsessionclosed: (closed) => mcpSessions.end(closed),
     });
+    mcpSessions.open(id, client, { transport, close: session.close });
     await session.server.connect(transport);
-    return transport.handleRequest(c.req.raw);
+    const response = await mcpSessions.serve(id, c.req.raw);
+    // A request that opened no session (not an initialize, or a malformed one) leaves nothing.
+    if (transport.sessionId === undefined) await mcpSessions.end(id);
+    return response;
   });
 
   return {
     app,
-    /** Ends every MCP session (releasing its computers). */
-    async close(): Promise<void> {
-      const open = [...mcpSessions.values()];
-      mcpSessions.clear();
-      for (const session of open) await session.close();
-    },
+    /** Ends every MCP session (releasing its computers) and stops the idle sweep. */
+    close: () => mcpSessions.close(),
   };
 }

@@ -1,7 +1,8 @@
 /**
  * The bridge's tools as a stdio MCP server: `node apps/bridge/src/stdio.ts`, started by a
- * harness as its child. It holds BRIDGE_TOKEN only (an agent can read its harness's
- * environment), reaches the bridge over HTTP, and keeps the session's capabilities in memory.
+ * harness as its child. It holds only its client's bridge token, as BRIDGE_TOKEN (an agent can
+ * read its harness's environment), reaches the bridge over HTTP, and keeps the session's
+ * capabilities in memory.
  * When stdin closes, the session's computers are released (destroyed unless kept).
  */
 import { randomUUID } from "node:crypto";

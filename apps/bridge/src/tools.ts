@@ -4,7 +4,7 @@
  * but create and list names a computer with the capability create returned.
  */
 import { z } from "zod";
-import type { Computers } from "./computers.ts";
+import type { ClientComputers } from "./computers.ts";
 import { BridgeError } from "./errors.ts";
 import { scopeSchema } from "./scope.ts";
 
@@ -70,7 +70,9 @@ const TOOL_INPUTS = {
 export type ToolName = keyof typeof TOOL_INPUTS;
 type ToolInput<N extends ToolName> = z.infer<(typeof TOOL_INPUTS)[N]>;
 
-type Handlers = { [N in ToolName]: (computers: Computers, input: ToolInput<N>) => Promise<unknown> };
+type Handlers = {
+  [N in ToolName]: (computers: ClientComputers, input: ToolInput<N>) => Promise<unknown>;
+};
 
 const HANDLERS: Handlers = {
   computer_create: (computers, { scope }) => computers.create(scope),
@@ -160,8 +162,8 @@ function isToolName(name: string): name is ToolName {
   return Object.hasOwn(TOOL_INPUTS, name);
 }
 
-/** Validates `body` against the tool's input and runs it. */
-export async function runTool(computers: Computers, name: string, body: unknown): Promise<unknown> {
+/** Validates `body` against the tool's input and runs it on the caller client's computers. */
+export async function runTool(computers: ClientComputers, name: string, body: unknown): Promise<unknown> {
   if (!isToolName(name)) throw new BridgeError("UNKNOWN_TOOL", `unknown tool ${name.slice(0, 60)}`);
   const parsed = TOOL_INPUTS[name].safeParse(body);
   if (!parsed.success) {
@@ -171,5 +173,5 @@ export async function runTool(computers: Computers, name: string, body: unknown)
       `${issue?.path.join(".") || name}: ${issue?.message ?? "invalid input"}`,
     );
   }
-  return (HANDLERS[name] as (c: Computers, i: unknown) => Promise<unknown>)(computers, parsed.data);
+  return (HANDLERS[name] as (c: ClientComputers, i: unknown) => Promise<unknown>)(computers, parsed.data);
 }

@@ -5,6 +5,7 @@
  * package only parses: stores and providers are built by `createRuntime` (@rakazo/runtime).
  * `.env.example` at the repository root documents every variable.
  */
+import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 
@@ -243,14 +244,22 @@ export const webEnvSchema = z.object({
 
 /**
  * `apps/bridge` (issue 19): the stateless credential proxy. It alone holds the external token;
- * its callers hold only BRIDGE_TOKEN. Not part of the launcher's runtime slice: it runs beside
- * a deployment, often on another machine.
+ * its callers (clients: one per agent harness) hold only their own bridge token. Not part of the
+ * launcher's runtime slice: it runs beside a deployment, often on another machine.
  */
 const secret = (name: string) =>
   z.string().min(32, `${name} must be at least 32 characters (openssl rand -hex 32)`);
 export const bridgeEnvSchema = z.object({
   LOG_LEVEL: coreShape.LOG_LEVEL,
-  BRIDGE_TOKEN: secret("BRIDGE_TOKEN"),
+  /** One client's token in plain text: the client named `default`. */
+  BRIDGE_TOKEN: secret("BRIDGE_TOKEN").optional(),
+  /** Named clients, `name=sha256:<hex>` separated by commas. */
+  BRIDGE_TOKENS: optionalString,
+  /** A file of named clients, one `<name> sha256:<hex>` a line; read by the bridge's main. */
+  BRIDGE_TOKENS_FILE: optionalString,
+  /** An MCP session over HTTP with no request for this long is closed like a DELETE. */
+  BRIDGE_MCP_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+  BRIDGE_MCP_MAX_SESSIONS_PER_CLIENT: z.coerce.number().int().min(1).max(10_000).default(16),
   /** The API's EXTERNAL_COMPUTER_TOKEN. */
   RAKAZO_EXTERNAL_TOKEN: secret("RAKAZO_EXTERNAL_TOKEN"),
   /** Where the API listens, e.g. http://127.0.0.1:3000. */
@@ -258,6 +267,83 @@ export const bridgeEnvSchema = z.object({
   BRIDGE_HOST: z.string().default("127.0.0.1"),
   BRIDGE_PORT: port.default(7400),
 });
+
+/**
+ * A bridge client's name. It prefixes the client's computer keys (`client:<name>/…`), so it has
+ * neither `/` nor `:` and is short enough to leave the scope's names room under the API's limit.
+ */
+export const BRIDGE_CLIENT_NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;
+/** The client BRIDGE_TOKEN authenticates. */
+export const BRIDGE_DEFAULT_CLIENT = "default";
+
+export interface BridgeClient {
+  readonly name: string;
+  /** SHA-256 of the client's token, 64 lowercase hex digits: the bridge never sees it in plain text. */
+  readonly tokenSha256: string;
+}
+
+const TOKEN_HASH = /^sha256:([0-9a-f]{64})$/i;
+const EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+const HASH_HINT = 'expected sha256:<64 hex digits> (printf %s "$TOKEN" | sha256sum)';
+
+/** One `name` + `sha256:<hex>` entry, or the problem with it (`where` says which entry). */
+function clientEntry(where: string, name: string | undefined, hash: string | undefined): BridgeClient {
+  if (!name || !BRIDGE_CLIENT_NAME.test(name)) {
+    throw new ConfigError(`${where}: the client name must match ${BRIDGE_CLIENT_NAME.source}`);
+  }
+  const digest = TOKEN_HASH.exec(hash ?? "")?.[1];
+  if (!digest) throw new ConfigError(`${where}: ${HASH_HINT}`);
+  if (digest.toLowerCase() === EMPTY_SHA256) {
+    throw new ConfigError(`${where}: that is the hash of an empty token`);
+  }
+  return { name, tokenSha256: digest.toLowerCase() };
+}
+
+/**
+ * Every client of the bridge from BRIDGE_TOKEN, BRIDGE_TOKENS and the contents of
+ * BRIDGE_TOKENS_FILE. Names and tokens are each unique: two clients with one token could not be
+ * told apart, and the second of two entries for one name would silently replace the first.
+ */
+function bridgeClientsOf(
+  env: { readonly BRIDGE_TOKEN?: string | undefined; readonly BRIDGE_TOKENS?: string | undefined },
+  file: { readonly path: string; readonly contents: string } | undefined,
+): BridgeClient[] {
+  const clients: { client: BridgeClient; where: string }[] = [];
+  if (env.BRIDGE_TOKEN !== undefined) {
+    const tokenSha256 = createHash("sha256").update(env.BRIDGE_TOKEN).digest("hex");
+    clients.push({ client: { name: BRIDGE_DEFAULT_CLIENT, tokenSha256 }, where: "BRIDGE_TOKEN" });
+  }
+  const listed = (env.BRIDGE_TOKENS ?? "").split(",").map((entry) => entry.trim());
+  listed.forEach((entry, index) => {
+    if (entry === "") return;
+    const where = `BRIDGE_TOKENS entry ${index + 1}`;
+    const at = entry.indexOf("=");
+    const name = at < 0 ? entry : entry.slice(0, at).trim();
+    const hash = at < 0 ? undefined : entry.slice(at + 1).trim();
+    clients.push({ client: clientEntry(where, name, hash), where });
+  });
+  file?.contents.split(/\r?\n/).forEach((raw, index) => {
+    const line = raw.replace(/(^|\s)#.*$/, "").trim();
+    if (line === "") return;
+    const where = `BRIDGE_TOKENS_FILE ${file.path} line ${index + 1}`;
+    const [name, hash, ...rest] = line.split(/\s+/);
+    if (rest.length > 0) throw new ConfigError(`${where}: expected <client-name> sha256:<hex>`);
+    clients.push({ client: clientEntry(where, name, hash), where });
+  });
+  if (clients.length === 0) {
+    throw new ConfigError("the bridge has no clients: set BRIDGE_TOKEN, BRIDGE_TOKENS or BRIDGE_TOKENS_FILE");
+  }
+  const seen = new Map<string, string>();
+  for (const { client, where } of clients) {
+    const byName = seen.get(`name:${client.name}`);
+    if (byName) throw new ConfigError(`${where}: client ${client.name} is already defined by ${byName}`);
+    const byToken = seen.get(`token:${client.tokenSha256}`);
+    if (byToken) throw new ConfigError(`${where}: the token of client ${client.name} is also ${byToken}'s`);
+    seen.set(`name:${client.name}`, where);
+    seen.set(`token:${client.tokenSha256}`, where);
+  }
+  return clients.map(({ client }) => client);
+}
 
 /** The bridge's stdio MCP server: a child of the harness, so it holds only BRIDGE_TOKEN. */
 export const bridgeMcpEnvSchema = z.object({
@@ -283,7 +369,10 @@ export type ApiEnv = z.infer<typeof apiEnvSchema>;
 export type WorkerEnv = z.infer<typeof workerEnvSchema>;
 export type WebEnv = z.infer<typeof webEnvSchema>;
 export type RuntimeEnv = z.infer<typeof runtimeEnvSchema>;
-export type BridgeEnv = z.infer<typeof bridgeEnvSchema>;
+/** The bridge's slice: its clients instead of the variables they were read from. */
+export type BridgeEnv = Omit<z.infer<typeof bridgeEnvSchema>, "BRIDGE_TOKEN" | "BRIDGE_TOKENS"> & {
+  readonly clients: readonly BridgeClient[];
+};
 export type BridgeMcpEnv = z.infer<typeof bridgeMcpEnvSchema>;
 /** The variables API and worker share: what `createRuntime` needs to build the same context. */
 export type ServicesEnv = Pick<
@@ -312,8 +401,27 @@ export const parseApiEnv = (env: Record<string, string | undefined>): ApiEnv => 
 export const parseWorkerEnv = (env: Record<string, string | undefined>): WorkerEnv =>
   parseSlice(workerEnvSchema, env);
 export const parseWebEnv = (env: Record<string, string | undefined>): WebEnv => parseSlice(webEnvSchema, env);
-export const parseBridgeEnv = (env: Record<string, string | undefined>): BridgeEnv =>
-  parseSlice(bridgeEnvSchema, env);
+/**
+ * The bridge's slice with its clients. This package reads no files: the bridge passes
+ * `readFile` for BRIDGE_TOKENS_FILE, and a file that cannot be read is a ConfigError naming it.
+ */
+export function parseBridgeEnv(
+  env: Record<string, string | undefined>,
+  files: { readonly readFile?: (path: string) => string } = {},
+): BridgeEnv {
+  const { BRIDGE_TOKEN, BRIDGE_TOKENS, ...rest } = parseSlice(bridgeEnvSchema, env);
+  let file: { path: string; contents: string } | undefined;
+  const path = rest.BRIDGE_TOKENS_FILE;
+  if (path !== undefined) {
+    if (!files.readFile) throw new ConfigError("BRIDGE_TOKENS_FILE is set, but no file reader was given");
+    try {
+      file = { path, contents: files.readFile(path) };
+    } catch (error) {
+      throw new ConfigError(`BRIDGE_TOKENS_FILE: cannot read ${path}: ${(error as Error).message}`);
+    }
+  }
+  return { ...rest, clients: bridgeClientsOf({ BRIDGE_TOKEN, BRIDGE_TOKENS }, file) };
+}
 export const parseBridgeMcpEnv = (env: Record<string, string | undefined>): BridgeMcpEnv =>
   parseSlice(bridgeMcpEnvSchema, env);
 export const parseRuntimeEnv = (env: Record<string, string | undefined>): RuntimeEnv =>
