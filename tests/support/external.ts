@@ -1,14 +1,18 @@
 /**
- * The external stack of issue 19 for the Docker suites: a control plane on real Docker
- * computers with the external surface on, its API served over real HTTP on an ephemeral
- * loopback port, and the bridge as a real child process (so restarting it loses its memory like
- * a real restart). `leftovers()` says what a suite left behind: containers, live computer rows,
- * external keys.
+ * The external stack of issue 19: a control plane on real Docker computers (or the fake
+ * provider, for suites that need no machine) with the external surface on, its API served over
+ * real HTTP on an ephemeral loopback port, and the bridge as a real child process (so
+ * restarting it loses its memory like a real restart). `leftovers()` says what a suite left
+ * behind: containers, live computer rows, external keys.
  */
 import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { type ServerType, serve } from "@hono/node-server";
+import { createExternalClient } from "@rakazo/client";
 import { computers, externalComputers } from "@rakazo/db";
 import { registerLogSecret } from "@rakazo/log/testing";
 import { createProvider } from "@rakazo/sandbox";
@@ -18,10 +22,22 @@ import { createTestSystem, eventually, type TestSystem } from "./system.ts";
 
 const run = promisify(execFile);
 
+export interface ExternalStackOptions {
+  /** Real Docker computers (the default) or the fake provider's. */
+  readonly provider?: "docker" | "fake";
+  /** Named bridge clients besides `default`, each given a token of its own (BRIDGE_TOKENS_FILE). */
+  readonly clients?: readonly string[];
+  /** More of the bridge's environment, e.g. BRIDGE_MCP_IDLE_SECONDS. */
+  readonly bridgeEnv?: Readonly<Record<string, string>>;
+}
+
 export interface ExternalStack {
   readonly system: TestSystem;
   readonly externalToken: string;
+  /** The client `default`'s token (BRIDGE_TOKEN). */
   readonly bridgeToken: string;
+  /** Each named client's token. */
+  readonly clientTokens: Readonly<Record<string, string>>;
   readonly apiUrl: string;
   bridgeUrl(): string;
   /** POST /v1/<tool> on the bridge with `token` (BRIDGE_TOKEN by default). */
@@ -47,13 +63,29 @@ async function startBridge(env: Record<string, string>): Promise<{ child: Child;
   return { child, url: `http://127.0.0.1:${port}` };
 }
 
-export async function startExternalStack(): Promise<ExternalStack> {
+export async function startExternalStack(options: ExternalStackOptions = {}): Promise<ExternalStack> {
+  const docker = (options.provider ?? "docker") === "docker";
   const externalToken = `ext_${randomBytes(24).toString("hex")}`;
   const bridgeToken = `brg_${randomBytes(24).toString("hex")}`;
   registerLogSecret(bridgeToken, "BRIDGE_TOKEN");
+  const clientTokens: Record<string, string> = {};
+  for (const name of options.clients ?? []) {
+    clientTokens[name] = `brg_${name}_${randomBytes(24).toString("hex")}`;
+    registerLogSecret(clientTokens[name], `bridge client ${name}'s token`);
+  }
+  const tokensDir = await mkdtemp(join(tmpdir(), "rakazo-bridge-"));
+  const tokensFile = join(tokensDir, "tokens");
+  await writeFile(
+    tokensFile,
+    Object.entries(clientTokens)
+      .map(([name, token]) => `${name} sha256:${createHash("sha256").update(token).digest("hex")}\n`)
+      .join(""),
+  );
   const system = await createTestSystem({
     externalToken,
-    provider: (dataDir) => createProvider({ kind: "docker", image: COMPUTER_IMAGE, dataDir }),
+    ...(docker
+      ? { provider: (dataDir: string) => createProvider({ kind: "docker", image: COMPUTER_IMAGE, dataDir }) }
+      : {}),
   });
   await system.startWorker();
   const server: ServerType = await new Promise((ready) => {
@@ -67,6 +99,8 @@ export async function startExternalStack(): Promise<ExternalStack> {
     RAKAZO_API_URL: apiUrl,
     BRIDGE_HOST: "127.0.0.1",
     BRIDGE_PORT: "0",
+    ...(options.clients?.length ? { BRIDGE_TOKENS_FILE: tokensFile } : {}),
+    ...options.bridgeEnv,
   };
   let bridge = await startBridge(bridgeEnv);
 
@@ -74,6 +108,7 @@ export async function startExternalStack(): Promise<ExternalStack> {
     system,
     externalToken,
     bridgeToken,
+    clientTokens,
     apiUrl,
     bridgeUrl: () => bridge.url,
     async bridge(tool, body, token = bridgeToken) {
@@ -89,9 +124,9 @@ export async function startExternalStack(): Promise<ExternalStack> {
       bridge = await startBridge(bridgeEnv);
     },
     async destroyAll() {
-      const listed = await system.client(externalToken).call("external/computer/list", {});
-      for (const c of listed) {
-        await system.client(externalToken).call("external/computer/destroy", { computerId: c.computerId });
+      const api = createExternalClient({ baseUrl: apiUrl, token: externalToken });
+      for (const c of await api.call("external/computer/list", {})) {
+        await api.call("external/computer/destroy", { computerId: c.computerId });
       }
     },
     async leftovers() {
@@ -100,7 +135,7 @@ export async function startExternalStack(): Promise<ExternalStack> {
       ).filter((c) => c.state !== "deleted" && c.state !== "unprovisioned");
       const keys = await system.ctx.db.select({ key: externalComputers.key }).from(externalComputers);
       const containers: string[] = [];
-      for (const row of await system.ctx.db.select({ id: computers.id }).from(computers)) {
+      for (const row of docker ? await system.ctx.db.select({ id: computers.id }).from(computers) : []) {
         const { stdout } = await run("docker", ["ps", "-aq", "--filter", `label=rakazo.computer=${row.id}`]);
         if (stdout.trim()) containers.push(row.id);
       }
@@ -110,6 +145,7 @@ export async function startExternalStack(): Promise<ExternalStack> {
       await killHard(bridge.child);
       await new Promise((done) => server.close(done));
       await system.close();
+      await rm(tokensDir, { recursive: true, force: true });
     },
   };
 }
