@@ -118,7 +118,7 @@ export async function createTestSystem(
     },
     client(token) {
       return createClient({
-        baseUrl: "http://rakazo.test",
+        baseUrl: "http://localhost",
         token,
         fetch: async (request) => app.fetch(request),
       });

@@ -108,7 +108,6 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
         },
       },
       413,
-      { connection: "close" },
     );
   };
 
@@ -205,9 +204,9 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
       if (!sameSecret(secret ?? "", options.bootstrapToken)) {
         throw new AppError("UNAUTHENTICATED", "setup requires the configured bootstrap token");
       }
-    } else if (secret !== undefined ? !sameSecret(secret, options.setupCode ?? "") : !isLocalClient(c)) {
-      // Only this machine sets up without a secret; a secret that is presented must be the setup
-      // code, whoever relays it (the web service relays the browser's from loopback).
+    } else if (!isLocalClient(c) && !(options.setupCode && sameSecret(secret ?? "", options.setupCode))) {
+      // A page the operator visits may post here too: only this machine, or the code, sets up.
+      // The web service relays a browser's setup from loopback, marked forwarded unless local.
       throw new AppError(
         "UNAUTHENTICATED",
         "setup from another machine needs the setup code (DATA_DIR/setup-code) as its bearer token",

@@ -3,10 +3,13 @@ import type { AppErrorCode } from "@rakazo/services";
 
 export const HTTP_STATUS: Record<
   AppErrorCode,
-  400 | 401 | 403 | 404 | 409 | 413 | 422 | 500 | 501 | 502 | 503
+  400 | 401 | 403 | 404 | 409 | 413 | 415 | 421 | 422 | 500 | 501 | 502 | 503
 > = {
   INVALID_JSON: 400,
   INVALID_INPUT: 400,
+  BODY_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  HOST_NOT_ALLOWED: 421,
   UNKNOWN_RPC: 404,
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
@@ -47,6 +50,11 @@ export const ERROR_MEANING: Record<AppErrorCode, string> = {
   INVALID_JSON: "the body is not JSON",
   INVALID_INPUT:
     "the body does not match the RPC's schema (`details.issues` lists every field at once), or a value is out of range",
+  BODY_TOO_LARGE:
+    "the body is larger than the route takes (`details.limitBytes`: a few KiB before sign-in, 16 MiB for an RPC, the upload cap for `files/upload`); refused from its declared length before it is read",
+  UNSUPPORTED_MEDIA_TYPE: "a request body not sent as `content-type: application/json`",
+  HOST_NOT_ALLOWED:
+    "the `Host` header names a site this server does not answer to (add it to `RAKAZO_ALLOWED_HOSTS`)",
   UNKNOWN_RPC: "no such RPC, or not a POST",
   UNAUTHENTICATED: "missing, malformed, unknown or revoked token",
   FORBIDDEN: "a screen capability refused by the authority (`details.reason`)",

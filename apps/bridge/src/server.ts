@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { createExternalClient } from "@rakazo/client";
 import type { BridgeClient } from "@rakazo/config";
+import { bodyTooLarge, isBodyTooLarge, limitBody, requireJsonBody } from "@rakazo/http-edge";
 import type { Logger } from "@rakazo/log";
 import { Hono } from "hono";
 import { ClientTokens } from "./clients.ts";
@@ -17,6 +18,12 @@ import { BridgeError } from "./errors.ts";
 import { createMcpSession } from "./mcp.ts";
 import { type McpSessionLimits, McpSessions } from "./mcp-sessions.ts";
 import { runTool } from "./tools.ts";
+
+/**
+ * The most a caller may send: a file write holds up to 1 MiB of text, which JSON escaping can
+ * grow several times; every other tool's input is small.
+ */
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 export interface BridgeOptions {
   readonly apiUrl: string;
@@ -65,7 +72,16 @@ export function createBridge(options: BridgeOptions) {
     });
   });
 
+  // Sizes from the headers and chunked bodies counted as read, before the token is even looked
+  // at; a body is read only after authentication below.
+  app.use(
+    "*",
+    limitBody(() => MAX_BODY_BYTES),
+  );
+  app.use("*", requireJsonBody());
+
   app.onError((error, c) => {
+    if (isBodyTooLarge(error)) return bodyTooLarge(MAX_BODY_BYTES);
     if (error instanceof BridgeError) {
       return c.json({ error: { code: error.code, message: error.message } }, error.status as 400);
     }
@@ -88,7 +104,8 @@ export function createBridge(options: BridgeOptions) {
     let body: unknown;
     try {
       body = await c.req.json();
-    } catch {
+    } catch (error) {
+      if (isBodyTooLarge(error)) throw error;
       throw new BridgeError("INVALID_INPUT", "the body is not JSON");
     }
     const tool = runTool(computers.as(c.get("client")), c.req.param("tool"), body);

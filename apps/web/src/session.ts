@@ -80,12 +80,19 @@ export function mountSessions(app: Hono, options: SessionOptions): void {
     return { name: secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE, secure };
   }
 
-  async function callApi(name: string, body: string, token: string | undefined): Promise<ApiAnswer> {
+  /** One API call; `forwarded` marks it as made for someone who is not on this machine. */
+  async function callApi(
+    name: string,
+    body: string,
+    token: string | undefined,
+    forwarded = false,
+  ): Promise<ApiAnswer> {
     const response = await fetch(`${api}/rpc/${name}`, {
       method: "POST",
       headers: {
         "content-type": "application/json",
         ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(forwarded ? { "x-forwarded-for": "unknown" } : {}),
       },
       body,
       signal: AbortSignal.timeout(120_000),
@@ -164,18 +171,9 @@ export function mountSessions(app: Hono, options: SessionOptions): void {
     if (!isRecord(body)) return c.json(refusal("INVALID_INPUT", "expected a JSON object"), 400);
     const { bootstrapToken, ...input } = body;
     const secret = typeof bootstrapToken === "string" && bootstrapToken !== "" ? bootstrapToken : undefined;
-    // This service reaches the API from loopback, so the API cannot tell who is behind it: only
-    // a person on this machine (not forwarded by a proxy) sets up without the token or code.
-    if (secret === undefined && !isLocalClient(c)) {
-      return c.json(
-        refusal(
-          "UNAUTHENTICATED",
-          "setup from another machine needs the bootstrap token or the setup code (DATA_DIR/setup-code)",
-        ),
-        401,
-      );
-    }
-    const setup = await callApi("setup/bootstrap", JSON.stringify(input), secret);
+    // This service reaches the API from loopback: it says so when the person is not on this
+    // machine, so that the API asks for the setup code as it would of a direct caller.
+    const setup = await callApi("setup/bootstrap", JSON.stringify(input), secret, !isLocalClient(c));
     const result = isRecord(setup.body) ? setup.body.result : undefined;
     if (setup.status !== 200 || !isRecord(result) || typeof result.token !== "string")
       return c.json(setup.body as object, setup.status as 400);

@@ -170,6 +170,20 @@ const webAddressShape = {
   }),
 };
 
+/**
+ * Host names the API and the web service answer to besides loopback ones and their configured
+ * URLs (comma-separated; ports ignored), e.g. the name a reverse proxy or another container
+ * uses. A request naming any other Host is refused (DNS rebinding).
+ */
+const allowedHostsShape = {
+  RAKAZO_ALLOWED_HOSTS: optionalString.transform((v) =>
+    (v ?? "")
+      .split(",")
+      .map((name) => name.trim().toLowerCase())
+      .filter((name) => name !== ""),
+  ),
+};
+
 /** Shared by web and API for the screen authority; the launcher generates one when unset. */
 const screenServiceShape = { SCREEN_SERVICE_TOKEN: optionalString };
 
@@ -184,7 +198,13 @@ export const apiEnvSchema = z
     ...webAddressShape,
     ...screenServiceShape,
     ...agentModelShape,
+    ...allowedHostsShape,
     BOOTSTRAP_TOKEN: optionalString,
+    /**
+     * Without BOOTSTRAP_TOKEN, first-run setup from another machine needs this one-time code as
+     * its bearer token; setup from this machine needs none. The launcher makes one when unset.
+     */
+    RAKAZO_SETUP_CODE: optionalString,
     /**
      * Enables the external computer surface (`external/*` RPCs, issue 19) for programs outside
      * the app, such as `apps/bridge`; at least 32 characters. Unset, the surface does not exist.
@@ -238,6 +258,7 @@ export const webEnvSchema = z.object({
   ...apiAddressShape,
   ...webAddressShape,
   ...screenServiceShape,
+  ...allowedHostsShape,
   /** The API as the web service reaches it; default http://API_HOST:API_PORT. */
   API_INTERNAL_URL: optionalString,
 });

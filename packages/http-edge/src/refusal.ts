@@ -1,7 +1,9 @@
 /**
  * The edge's refusals share the services' error shape (`{"error": {code, message, details?}}`),
- * so a client matches one set of codes whichever listener refused it. A body refusal also asks
- * for the connection to close: the rest of that body is never wanted.
+ * so a client matches one set of codes whichever listener refused it. A body refusal keeps the
+ * connection: closing it with the body still arriving resets it, and the client would see a
+ * reset instead of the 413; @hono/node-server discards what is left (at most 500 ms or 64 MiB,
+ * nothing kept) and then closes.
  */
 export const EDGE_REFUSALS = {
   BODY_TOO_LARGE: 413,
@@ -15,10 +17,8 @@ export function edgeRefusal(
   message: string,
   details?: Record<string, unknown>,
 ): Response {
-  const headers: Record<string, string> = { "content-type": "application/json; charset=utf-8" };
-  if (code === "BODY_TOO_LARGE") headers.connection = "close";
   return new Response(JSON.stringify({ error: { code, message, ...(details ? { details } : {}) } }), {
     status: EDGE_REFUSALS[code],
-    headers,
+    headers: { "content-type": "application/json; charset=utf-8" },
   });
 }
