@@ -1,6 +1,6 @@
 /**
- * The exit codes of the in-machine workspace file scripts (Docker's workspace-files.ts and the
- * remote runtime's workspace-script.ts) and what each means to a caller, written once.
+ * The exit codes of the in-machine workspace file script (workspace-script.ts, run by Docker's
+ * workspace-files.ts and the remote runtime) and what each means to a caller, written once.
  */
 import { SandboxError } from "./errors.ts";
 

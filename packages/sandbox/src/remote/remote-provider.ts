@@ -4,7 +4,7 @@
  * run a command, read/write a file, the URL of a port:
  * - exec: argv quoted into one shell line (./shell.ts) under coreutils `timeout`; stdin staged as
  *   a file; the backend never applies an SDK default deadline.
- * - files: the in-machine workspace script (./workspace-script.ts), paths confined with realpath;
+ * - files: the in-machine workspace script (../workspace-script.ts), paths confined with realpath;
  *   archives validated on the host (`extractArchive`, PER-6) before they reach the machine.
  * - desktops, page browser, screens: the supervisor bundle is installed into the machine at
  *   provision (content-addressed, checked by sha256) and driven through its command path; every
@@ -38,10 +38,10 @@ import { createSupervisedPageBrowser } from "../supervised-page-browser.ts";
 import { createSupervisedScreens } from "../supervised-screens.ts";
 import { commandTransport, type SupervisorTransport } from "../supervisor-client.ts";
 import { persistentToolEnv } from "../tool-env.ts";
+import { workspaceScriptCommand } from "../workspace-script.ts";
 import { commandLine, quote } from "./shell.ts";
 import { supervisorChannel } from "./supervisor-channel.ts";
 import { type RemoteBackend, type RemoteMachine, StaleMachineError } from "./surface.ts";
-import { fileCommand } from "./workspace-script.ts";
 
 export interface RemoteProviderOptions {
   readonly backend: RemoteBackend;
@@ -167,11 +167,13 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
   };
 
   /** The workspace script; a non-zero exit becomes its stable code. */
-  const fileOp = (machine: RemoteMachine, op: string, rel: string, arg = "") =>
-    machine.run({ command: fileCommand(workspace, op, rel, arg), timeoutMs: 0 }).then((result) => {
-      if (result.exitCode !== 0) throw fileFailure(result.exitCode, op, rel, result.stderr);
-      return result.stdout;
-    });
+  const fileOp = (machine: RemoteMachine, op: string, rel: string, ...args: string[]) =>
+    machine
+      .run({ command: workspaceScriptCommand(workspace, op, [rel, ...args]), timeoutMs: 0 })
+      .then((result) => {
+        if (result.exitCode !== 0) throw fileFailure(result.exitCode, op, rel, result.stderr);
+        return result.stdout;
+      });
 
   const files = (ref: string): SandboxFiles => ({
     async list(path) {
@@ -183,7 +185,7 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
       const rel = normalizeWorkspacePath(path);
       const max = readOptions?.maxBytes ?? DEFAULT_MAX_READ;
       return withMachine(ref, async (machine) => {
-        const resolved = await fileOp(machine, "read", rel, String(max));
+        const resolved = await fileOp(machine, "read", rel, String(max), "locate");
         return machine.readFile(resolved);
       });
     },

@@ -1,8 +1,9 @@
 /**
  * Workspace files of a Docker computer.
  *
- * list/read/write/export run *inside* the container, as the workspace user, through one small
- * POSIX script per call (`docker exec`, no tar round trip for small files). Resolving paths in
+ * list/read/write/export run *inside* the container, as the workspace user, through the shared
+ * workspace script (../../workspace-script.ts, one `docker exec` per call, no tar round trip for
+ * small files). Resolving paths in
  * the container means a symlink planted by a process in the computer can never make this host
  * process (root) read or write a host file: the worst it reaches is what uid 1000 in the
  * container can reach anyway. Paths are confined to the workspace with `realpath`; a path whose
@@ -20,67 +21,22 @@ import type { Readable } from "node:stream";
 import type Docker from "dockerode";
 import { extractArchive } from "../../archive.ts";
 import { SandboxError } from "../../errors.ts";
-import { FILE_EXIT, fileFailure } from "../../file-script-exits.ts";
+import { fileFailure } from "../../file-script-exits.ts";
 import { parseListing } from "../../listing.ts";
 import { normalizeWorkspacePath } from "../../paths.ts";
 import type { SandboxFiles } from "../../provider.ts";
+import { workspaceScriptArgv } from "../../workspace-script.ts";
 import { WORKSPACE_DIR, WORKSPACE_GID, WORKSPACE_UID } from "./container-spec.ts";
 import { mapDockerError, runExec, startExecStream } from "./docker-exec.ts";
 
-/**
- * `$1` = operation, `$2` = workspace-relative path ("" = root), `$3` = operation argument.
- * `inside` resolves a path and checks it stays in the workspace.
- */
-const FILE_SCRIPT = `
-W=${WORKSPACE_DIR}
-t="$W\${2:+/$2}"
-inside() { case "$1" in "$W"|"$W"/*) return 0;; *) exit ${FILE_EXIT.outside};; esac; }
-case "$1" in
-read)
-  p=$(realpath -e -- "$t" 2>/dev/null) || exit ${FILE_EXIT.notFound}
-  inside "$p"
-  [ -d "$p" ] && exit ${FILE_EXIT.isDirectory}
-  [ -f "$p" ] || exit ${FILE_EXIT.notFile}
-  size=$(stat -c %s -- "$p") || exit ${FILE_EXIT.notFound}
-  [ "$size" -le "$3" ] || exit ${FILE_EXIT.tooLarge}
-  exec cat -- "$p";;
-list)
-  p=$(realpath -e -- "$t" 2>/dev/null) || exit ${FILE_EXIT.notFound}
-  inside "$p"
-  [ -d "$p" ] || exit ${FILE_EXIT.notDirectory}
-  cd -- "$p" && exec find . -mindepth 1 -maxdepth 1 -printf '%y\\t%s\\t%T@\\t%P\\0';;
-write)
-  p=$(realpath -m -- "$t") || exit ${FILE_EXIT.notFound}
-  inside "$p"
-  [ "$p" = "$W" ] && exit ${FILE_EXIT.isDirectory}
-  [ -d "$p" ] && exit ${FILE_EXIT.isDirectory}
-  d=$(dirname -- "$p")
-  mkdir -p -- "$d" 2>/dev/null || exit ${FILE_EXIT.notDirectory}
-  tmp="$d/.rakazo-write.$$"
-  if cat >"$tmp" && mv -f -- "$tmp" "$p"; then exit 0; fi
-  rm -f -- "$tmp"; exit 1;;
-export)
-  cd -- "$W" || exit 1
-  st="/tmp/.rakazo-export.$$"
-  { find . -mindepth 1 \\( -type f -o -type d \\) -printf '%P\\0' || : >"$st"; } | LC_ALL=C sort -z |
-    tar --null --no-recursion --numeric-owner --ignore-failed-read --warning=no-file-changed -T - -cf -
-  rc=$?
-  if [ -e "$st" ]; then rm -f -- "$st"; exit 3; fi
-  # 1 = a file changed while it was read: the archive is still well-formed.
-  [ "$rc" -le 1 ] && exit 0
-  exit "$rc";;
-esac
-exit 2
-`;
-
-function fileScript(op: string, rel: string, arg = ""): string[] {
-  return ["/bin/sh", "-c", FILE_SCRIPT, "rakazo-files", op, rel, arg];
+function fileScript(op: string, rel: string, ...args: string[]): string[] {
+  return workspaceScriptArgv(WORKSPACE_DIR, op, [rel, ...args]);
 }
 
 export function createWorkspaceFiles(docker: Docker, ref: string): SandboxFiles {
   const run = async (op: string, rel: string, arg?: string, stdin?: string | Uint8Array) => {
     const result = await runExec(docker, ref, {
-      argv: fileScript(op, rel, arg),
+      argv: arg === undefined ? fileScript(op, rel) : fileScript(op, rel, arg),
       cwd: "/",
       ...(stdin !== undefined ? { stdin } : {}),
     });
