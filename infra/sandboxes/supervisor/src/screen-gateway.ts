@@ -23,7 +23,18 @@ import net from "node:net";
 import path from "node:path";
 import type { Duplex } from "node:stream";
 import type { ScreenClaims } from "@rakazo/protocol/capability";
-import { verifyGatewayTicket } from "@rakazo/protocol/gateway-ticket";
+import {
+  addRevocations,
+  type GatewayRejection,
+  policyRejection,
+  REJECT_STATUS,
+  readGatewayState,
+  refuseUpgrade,
+  replyJson,
+  saveRevocations,
+  verifyGatewayTicket,
+  writeGatewayKeys,
+} from "@rakazo/protocol/gateway-core";
 import { TERMINAL_GATEWAY_PATH } from "@rakazo/protocol/terminal";
 import { pipeClientInput } from "./client-input.ts";
 import { type GatewayRpc, serveGatewayRpc } from "./gateway-rpc.ts";
@@ -34,17 +45,11 @@ import {
   type ConnectionInfo,
   type GatewayKeys,
   type GatewaySlot,
-  gatewayStateFiles,
   headerValue,
-  parseKeys,
-  type RejectReason,
   type RevocationRule,
-  readGatewayState,
   ruleMatches,
   type ScreenGatewayOptions,
-  statusFor,
   TICKET_HEADER,
-  writePrivate,
 } from "./gateway-rules.ts";
 import { TerminalServer } from "./terminal-server.ts";
 import {
@@ -67,7 +72,6 @@ interface Connection {
   expiry?: NodeJS.Timeout;
 }
 
-const MAX_RULES = 10_000;
 /**
  * Server→client bytes are read straight into one buffer per connection (`onread`), after
  * `MAX_FRAME_HEADER` spare bytes, and each read leaves as one binary frame written in place
@@ -102,16 +106,11 @@ export class ScreenGateway {
     this.#now = options.now ?? Date.now;
     this.#log = options.log ?? (() => {});
     this.terminal = new TerminalServer({ runDir: options.stateDir, log: this.#log, ...options.terminal });
+    // Unreadable keys count as not configured: every ticket is refused until reconfigured.
     const state = readGatewayState(options.stateDir, this.#now());
     this.#rules = state.rules;
-    try {
-      if (state.config) {
-        this.#keys = parseKeys(state.config);
-        this.#computerId = state.config.computerId;
-      }
-    } catch {
-      // Unreadable keys count as not configured: every ticket is refused until reconfigured.
-    }
+    this.#keys = state.keys;
+    this.#computerId = state.computerId;
     this.#server = http.createServer((request, response) => this.#onRequest(request, response));
     this.#server.on("upgrade", (request, socket) => this.#onUpgrade(request, socket));
     this.#server.requestTimeout = 10_000;
@@ -157,19 +156,16 @@ export class ScreenGateway {
 
   /** Sets this computer's id and gateway keys (supervisor RPC `screens.configure`). */
   configure(config: GatewayKeys): { configured: true; kids: string[] } {
-    const keys = parseKeys(config);
+    const keys = writeGatewayKeys(this.#options.stateDir, config);
     this.#computerId = config.computerId;
     this.#keys = keys;
-    mkdirSync(this.#options.stateDir, { recursive: true });
-    writePrivate(gatewayStateFiles(this.#options.stateDir).keys, JSON.stringify(config));
     return { configured: true, kids: [...keys.keys()] };
   }
 
   /** Adds revocation rules and closes every live connection they match (`screens.revoke`). */
   revoke(rules: readonly RevocationRule[]): { closed: number } {
-    const now = this.#now();
-    this.#rules = [...this.#rules.filter((rule) => rule.expiresAt > now), ...rules].slice(-MAX_RULES);
-    writePrivate(gatewayStateFiles(this.#options.stateDir).rules, JSON.stringify(this.#rules));
+    this.#rules = addRevocations(this.#rules, rules, this.#now());
+    saveRevocations(this.#options.stateDir, this.#rules);
     let closed = 0;
     for (const connection of [...this.#connections]) {
       if (rules.some((rule) => ruleMatches(rule, connection.claims))) {
@@ -208,7 +204,7 @@ export class ScreenGateway {
   /** Verifies a ticket; the slot it may reach on success. */
   verify(
     ticket: string | undefined,
-  ): { ok: true; claims: ScreenClaims; slot: GatewaySlot } | { ok: false; reason: RejectReason } {
+  ): { ok: true; claims: ScreenClaims; slot: GatewaySlot } | { ok: false; reason: GatewayRejection } {
     const opened = verifyGatewayTicket(
       ticket,
       { computerId: this.#computerId, keys: this.#keys, rules: this.#rules },
@@ -232,27 +228,18 @@ export class ScreenGateway {
   // ------------------------------------------------------------------ transport
 
   #onRequest(request: http.IncomingMessage, response: http.ServerResponse): void {
-    const reply = (status: number, body: Record<string, unknown>): void => {
-      const text = JSON.stringify(body);
-      response.writeHead(status, {
-        "content-type": "application/json",
-        "cache-control": "no-store, no-transform",
-        "content-length": Buffer.byteLength(text),
-      });
-      response.end(text);
-    };
     if (serveGatewayRpc(request, response, this.#rpc, this.#log)) return;
     if (request.method !== "GET" || request.url !== "/v1/screen") {
-      reply(404, { ok: false, reason: "bad_request" });
+      replyJson(response, 404, { ok: false, reason: "bad_request" });
       return;
     }
     const verdict = this.verify(headerValue(request, TICKET_HEADER));
     if (!verdict.ok) {
       this.#log({ event: "gateway.rejected", reason: verdict.reason, transport: "http" });
-      reply(statusFor(verdict.reason), { ok: false, reason: verdict.reason });
+      replyJson(response, REJECT_STATUS[verdict.reason], { ok: false, reason: verdict.reason });
       return;
     }
-    reply(200, {
+    replyJson(response, 200, {
       ok: true,
       policy: verdict.claims.policy,
       slot: { index: verdict.slot.index, generation: verdict.slot.generation },
@@ -261,15 +248,9 @@ export class ScreenGateway {
 
   #onUpgrade(request: http.IncomingMessage, socket: Duplex): void {
     socket.on("error", () => undefined);
-    const refuse = (reason: RejectReason): void => {
+    const refuse = (reason: GatewayRejection): void => {
       this.#log({ event: "gateway.rejected", reason, transport: "websocket" });
-      const status = statusFor(reason);
-      const body = JSON.stringify({ ok: false, reason });
-      socket.end(
-        `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? "Error"}\r\n` +
-          `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-          `connection: close\r\n\r\n${body}`,
-      );
+      refuseUpgrade(socket, reason);
     };
     const key = headerValue(request, "sec-websocket-key");
     const terminal = request.url === TERMINAL_GATEWAY_PATH;
@@ -290,15 +271,17 @@ export class ScreenGateway {
     }
     const { claims, slot } = verdict;
     const policy = claims.policy;
+    // A terminal ticket opens the PTY server only (TRM-4), never the screen, and the reverse.
+    const wrongPolicy = policyRejection(terminal, policy);
+    if (wrongPolicy) {
+      refuse(wrongPolicy);
+      return;
+    }
     if (terminal) {
       this.#openTerminal(claims, socket, key, refuse);
       return;
     }
-    if (policy === "terminal") {
-      // A terminal ticket opens the PTY server only (TRM-4), never the screen.
-      refuse("wrong_policy");
-      return;
-    }
+    if (policy === "terminal") return; // refused above; narrows the policy for the bridge
     // Connect upstream before answering 101, so a dead desktop is an HTTP error, not a
     // websocket that closes at once.
     const reader: UpstreamReader = { block: Buffer.allocUnsafe(MAX_FRAME_HEADER + READ_SIZE), early: [] };
@@ -334,17 +317,13 @@ export class ScreenGateway {
     });
   }
 
-  /** `/v1/pty`: a `terminal` ticket only, and only while the bot's server runs (TRM-4, TRM-6). */
+  /** `/v1/pty` for a `terminal` ticket, only while the bot's server runs (TRM-4, TRM-6). */
   #openTerminal(
     claims: ScreenClaims,
     socket: Duplex,
     key: string,
-    refuse: (reason: RejectReason) => void,
+    refuse: (reason: GatewayRejection) => void,
   ): void {
-    if (claims.policy !== "terminal") {
-      refuse("wrong_policy");
-      return;
-    }
     if (!this.terminal.started(claims.botId)) {
       refuse("terminal_stopped");
       return;

@@ -13,6 +13,7 @@ import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/p
 import { dirname, join } from "node:path";
 import type { Readable } from "node:stream";
 import { CLOSE_SLOT_CLOSED } from "@rakazo/protocol";
+import { appendRevocations, writeGatewayKeys } from "@rakazo/protocol/gateway-core";
 import { extractArchive, packDirectory } from "../../archive.ts";
 import { SandboxError } from "../../errors.ts";
 import { normalizeWorkspacePath } from "../../paths.ts";
@@ -35,12 +36,7 @@ import type {
 } from "../../provider.ts";
 import { runFakeCommand } from "./commands.ts";
 import { renderFramePng } from "./png.ts";
-import {
-  appendRevocations,
-  checkFakeTicket,
-  FakeTerminalGateway,
-  writeGatewayKeys,
-} from "./terminal-gateway.ts";
+import { checkFakeTicket, FakeTerminalGateway } from "./terminal-gateway.ts";
 
 export interface FakeProviderOptions {
   /** Where machines are kept, e.g. `DATA_DIR/fake-computers`. */
@@ -350,14 +346,14 @@ export function createFakeProvider(options: FakeProviderOptions): SandboxProvide
       const screens: SandboxScreens = {
         async configure(config) {
           await running(ref);
-          await writeGatewayKeys(machineDir(ref), config);
+          writeGatewayKeys(machineDir(ref), config);
         },
         async revoke(rules) {
-          await appendRevocations(machineDir(ref), rules);
+          appendRevocations(machineDir(ref), rules);
           return { closed: (await hosted(ref))?.revoke(rules) ?? 0 };
         },
         async check(ticket) {
-          const verdict = await checkFakeTicket(machineDir(ref), await load(ref), ticket);
+          const verdict = checkFakeTicket(machineDir(ref), await load(ref), ticket);
           return verdict.ok ? { ok: true } : { ok: false, reason: verdict.reason };
         },
         async target() {

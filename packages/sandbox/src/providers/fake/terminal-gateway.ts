@@ -4,10 +4,10 @@
  * (`@rakazo/protocol/terminal`), so the browser terminal is tested through the sealed
  * capability, the authority and the web proxy without Docker.
  *
- * - Tickets are checked like the supervisor's gateway does, with the same code
- *   (`@rakazo/protocol/gateway-ticket`): seal, expiry, this computer, revocations; then the
+ * - Tickets are checked, refused and stored like the supervisor's gateway does, with the same
+ *   code (`@rakazo/protocol/gateway-core`): seal, expiry, this computer, revocations; then the
  *   bot's slot generation must still be its running desktop and its terminal started.
- * - State is on disk beside `machine.json` (keys 0600, revocations appended one per line), so
+ * - State is on disk beside `machine.json` (keys 0600, revocations appended a line each), so
  *   whichever process hosts the listener (the API's, where `target()` is asked) enforces what
  *   another process (the worker) revoked or stopped: it re-reads the machine every
  *   `SWEEP_MS`. In the hosting process revocation and stops close sessions at once.
@@ -15,7 +15,7 @@
  *   (a terminal never outlives its control lease), 4004 terminal stopped (TRM-6).
  */
 import { randomInt } from "node:crypto";
-import { appendFile, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -23,12 +23,16 @@ import type { Duplex } from "node:stream";
 import { CLOSE_EXPIRED, CLOSE_REVOKED, CLOSE_SLOT_CLOSED, TICKET_HEADER } from "@rakazo/protocol";
 import type { ScreenClaims } from "@rakazo/protocol/capability";
 import {
-  type GatewayKeys,
-  parseKeys,
-  type RevocationRule,
+  type GatewayRejection,
+  headerValue,
+  policyRejection,
+  REJECT_STATUS,
+  readGatewayState,
+  refuseUpgrade,
+  replyJson,
   ruleMatches,
   verifyGatewayTicket,
-} from "@rakazo/protocol/gateway-ticket";
+} from "@rakazo/protocol/gateway-core";
 import {
   CLOSE_TERMINAL_STOPPED,
   decodeTerminalFrame,
@@ -44,7 +48,6 @@ import { FakeShell } from "./shell.ts";
 /** How often a hosting gateway re-reads what other processes changed. */
 const SWEEP_MS = 100;
 const MAX_SESSIONS = 64;
-const MAX_RULES = 10_000;
 
 /** What the fake keeps in `machine.json` for the gateway. */
 export interface FakeGatewayMachine {
@@ -54,99 +57,17 @@ export interface FakeGatewayMachine {
   readonly terminals?: Readonly<Record<string, { cwd: string }>>;
 }
 
-type Rejection =
-  | Exclude<ReturnType<typeof verifyGatewayTicket>, { ok: true }>["reason"]
-  | "slot_gone"
-  | "wrong_policy"
-  | "terminal_stopped"
-  | "bad_request"
-  | "upstream_unavailable";
-
-const STATUS: Record<Rejection, number> = {
-  bad_request: 400,
-  missing_ticket: 401,
-  malformed: 401,
-  unknown_key: 401,
-  forged: 401,
-  expired: 403,
-  revoked: 403,
-  wrong_computer: 403,
-  wrong_policy: 403,
-  slot_gone: 410,
-  terminal_stopped: 410,
-  not_configured: 503,
-  upstream_unavailable: 502,
-};
-
-/** The gateway's files in a machine folder. */
-function gatewayFiles(machineDir: string) {
-  return { keys: join(machineDir, "gateway.key"), rules: join(machineDir, "gateway-revocations.jsonl") };
-}
-
-export async function writeGatewayKeys(machineDir: string, config: GatewayKeys): Promise<void> {
-  parseKeys(config);
-  const file = gatewayFiles(machineDir).keys;
-  const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(config), { mode: 0o600 });
-  await rename(tmp, file);
-}
-
-/** Appends rules (one JSON line each: appends from two processes never lose one). */
-export async function appendRevocations(machineDir: string, rules: readonly ScreenRevocationRule[]) {
-  if (rules.length === 0) return;
-  await appendFile(
-    gatewayFiles(machineDir).rules,
-    rules.map((rule) => `${JSON.stringify(rule)}\n`).join(""),
-    {
-      mode: 0o600,
-    },
-  );
-}
-
-async function readRules(machineDir: string, now: number): Promise<RevocationRule[]> {
-  let text: string;
-  try {
-    text = await readFile(gatewayFiles(machineDir).rules, "utf8");
-  } catch {
-    return [];
-  }
-  const rules: RevocationRule[] = [];
-  for (const line of text.split("\n").slice(-MAX_RULES)) {
-    try {
-      const rule = JSON.parse(line) as RevocationRule;
-      if (rule.expiresAt > now) rules.push(rule);
-    } catch {
-      // A torn last line is a rule still being written: the next read sees it.
-    }
-  }
-  return rules;
-}
-
-async function readKeys(machineDir: string): Promise<{ computerId?: string; keys: Map<string, Buffer> }> {
-  try {
-    const config = JSON.parse(await readFile(gatewayFiles(machineDir).keys, "utf8")) as GatewayKeys;
-    return { computerId: config.computerId, keys: parseKeys(config) };
-  } catch {
-    return { keys: new Map() };
-  }
-}
-
 /**
  * Whether the gateway serves this ticket now (`screens.check`, and every connect): the shared
  * ticket rules, then the bot's slot generation on its running desktop.
  */
-export async function checkFakeTicket(
+export function checkFakeTicket(
   machineDir: string,
   machine: FakeGatewayMachine | undefined,
   ticket: string | undefined,
   now = Date.now(),
-): Promise<{ ok: true; claims: ScreenClaims } | { ok: false; reason: Rejection }> {
-  const { computerId, keys } = await readKeys(machineDir);
-  const verdict = verifyGatewayTicket(
-    ticket,
-    { computerId, keys, rules: await readRules(machineDir, now) },
-    now,
-  );
+): { ok: true; claims: ScreenClaims } | { ok: false; reason: GatewayRejection } {
+  const verdict = verifyGatewayTicket(ticket, readGatewayState(machineDir, now), now);
   if (!verdict.ok) return verdict;
   const desktop = machine?.state === "running" ? machine.desktops[verdict.claims.botId] : undefined;
   if (desktop?.slot !== verdict.claims.slot || desktop.generation !== verdict.claims.generation) {
@@ -263,7 +184,7 @@ export class FakeTerminalGateway {
         return;
       }
       if (this.#sessions.size === 0) return;
-      const rules = await readRules(this.#machineDir, Date.now());
+      const { rules } = readGatewayState(this.#machineDir, Date.now());
       this.#closeWhere((claims) => rules.some((rule) => ruleMatches(rule, claims)), CLOSE_REVOKED, "revoked");
       this.#closeWhere(
         (claims) => {
@@ -286,47 +207,36 @@ export class FakeTerminalGateway {
   }
 
   async #onRequest(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
-    const reply = (status: number, body: Record<string, unknown>): void => {
-      response.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
-      response.end(JSON.stringify(body));
-    };
     if (request.method !== "GET" || request.url !== "/v1/screen") {
-      reply(404, { ok: false, reason: "bad_request" });
+      replyJson(response, 404, { ok: false, reason: "bad_request" });
       return;
     }
-    const verdict = await checkFakeTicket(this.#machineDir, await this.#load(), ticketOf(request));
-    if (!verdict.ok) reply(STATUS[verdict.reason], { ok: false, reason: verdict.reason });
-    else reply(200, { ok: true, policy: verdict.claims.policy });
+    const verdict = checkFakeTicket(this.#machineDir, await this.#load(), ticketOf(request));
+    if (!verdict.ok)
+      replyJson(response, REJECT_STATUS[verdict.reason], { ok: false, reason: verdict.reason });
+    else replyJson(response, 200, { ok: true, policy: verdict.claims.policy });
   }
 
   async #onUpgrade(request: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on("error", () => undefined);
-    const refuse = (reason: Rejection): void => {
-      const body = JSON.stringify({ ok: false, reason });
-      const status = STATUS[reason];
-      socket.end(
-        `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? "Error"}\r\ncontent-type: application/json\r\n` +
-          `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-      );
-    };
+    const refuse = (reason: GatewayRejection): void => refuseUpgrade(socket, reason);
     if (request.method !== "GET" || (request.url !== TERMINAL_GATEWAY_PATH && request.url !== "/v1/rfb")) {
       refuse("bad_request");
       return;
     }
     const machine = await this.#load();
-    const verdict = await checkFakeTicket(this.#machineDir, machine, ticketOf(request));
+    const verdict = checkFakeTicket(this.#machineDir, machine, ticketOf(request));
     if (!verdict.ok) {
       refuse(verdict.reason);
       return;
     }
     const { claims } = verdict;
+    const terminalPath = request.url === TERMINAL_GATEWAY_PATH;
     // A terminal ticket opens only the shell; the fake serves no RFB for a screen ticket.
-    if (request.url !== TERMINAL_GATEWAY_PATH) {
-      refuse(claims.policy === "terminal" ? "wrong_policy" : "upstream_unavailable");
-      return;
-    }
-    if (claims.policy !== "terminal") {
-      refuse("wrong_policy");
+    const refusal =
+      policyRejection(terminalPath, claims.policy) ?? (terminalPath ? undefined : "upstream_unavailable");
+    if (refusal) {
+      refuse(refusal);
       return;
     }
     const terminal = machine?.terminals?.[claims.botId];
@@ -412,6 +322,5 @@ export class FakeTerminalGateway {
 }
 
 function ticketOf(request: http.IncomingMessage): string | undefined {
-  const value = request.headers[TICKET_HEADER];
-  return Array.isArray(value) ? value[0] : value;
+  return headerValue(request, TICKET_HEADER);
 }
