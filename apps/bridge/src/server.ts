@@ -74,11 +74,7 @@ export function createBridge(options: BridgeOptions) {
 
   // Sizes from the headers and chunked bodies counted as read, before the token is even looked
   // at; a body is read only after authentication below.
-  app.use(
-    "*",
-    limitBody(() => MAX_BODY_BYTES),
-  );
-  app.use("*", requireJsonBody());
+  app.use("*", limitBody(() => MAX_BODY_BYTES));
 
   app.onError((error, c) => {
     if (isBodyTooLarge(error)) return bodyTooLarge(MAX_BODY_BYTES);
@@ -99,6 +95,8 @@ export function createBridge(options: BridgeOptions) {
     c.set("client", client);
     await next();
   });
+  // After the token: a stranger learns only that it needs one.
+  app.use("*", requireJsonBody());
 
   app.post("/v1/:tool", async (c) => {
     let body: unknown;
