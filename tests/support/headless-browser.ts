@@ -14,7 +14,7 @@ import type { PageActResult, PageBrowser } from "@rakazo/sandbox";
 import { createSupervisedPageBrowser, inProcessTransport } from "@rakazo/sandbox";
 import type { HeadlessPageBrowsers } from "@rakazo/services";
 
-/** Chromium for tests (recipes.md): the system binary, never a download. */
+/** Chromium for tests: the system binary, never a download (the machines here are offline). */
 export const HEADLESS_CHROMIUM = "/usr/bin/chromium";
 
 interface Instance {

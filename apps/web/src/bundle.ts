@@ -1,6 +1,6 @@
 /**
  * Bundles the noVNC page's script once at startup, in memory: @novnc/novnc 1.7 is ESM with
- * top-level await, so ESM and es2022 (providers.md §10). No build step to forget.
+ * top-level await, so ESM and es2022. No build step to forget.
  */
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";

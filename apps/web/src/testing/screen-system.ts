@@ -135,7 +135,7 @@ export async function startScreenSystem(options: {
   };
 }
 
-/** Chromium for tests (recipes.md): the system binary, never a download. */
+/** Chromium for tests: the system binary, never a download (the machines here are offline). */
 export const CHROMIUM = {
   executablePath: "/usr/bin/chromium",
   args: [

@@ -1,5 +1,5 @@
 /**
- * Pure builders for one desktop stack: Xvfb + Chromium + x11vnc (recipes.md "One desktop").
+ * Pure builders for one desktop stack: Xvfb + Chromium + x11vnc on a Unix socket.
  * Everything here is data; `desktop-stack.ts` spawns it.
  */
 import path from "node:path";

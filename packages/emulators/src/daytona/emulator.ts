@@ -1,7 +1,7 @@
 /**
  * A loopback Daytona control plane and toolbox for the REAL `@daytonaio/sdk` (0.218.0): the SDK
  * is pointed at it through `apiUrl`, and reaches the toolbox through the `toolboxProxyUrl` and
- * preview links this server returns (docs: ../../../../docs/providers.md, emulators wire map §3).
+ * preview links this server returns (docs/providers.md, "Daytona").
  * Every sandbox is a real container of the computer image (`../machines.ts`).
  *
  * Played faithfully: create answers `started`; stop → `stopped`; start restarts the container

@@ -1,6 +1,6 @@
 /**
  * Connect protocol v1 with JSON codec, as envd speaks it to the e2b/novita SDKs
- * (emulators.md §1.3): unary = plain JSON; server streams = `0x00`-flagged envelopes (uint32
+ * (docs/providers.md, "Running the emulators"): unary = plain JSON; server streams = `0x00`-flagged envelopes (uint32
  * big-endian length + JSON) and a final `0x02` end-stream envelope carrying `{}` or an error.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";

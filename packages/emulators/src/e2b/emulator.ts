@@ -1,6 +1,6 @@
 /**
  * A loopback emulator of the E2B (and Novita) sandbox service that the REAL SDKs talk to
- * through their own configuration (`apiUrl`, `sandboxUrl`; emulators.md §1–2):
+ * through their own configuration (`apiUrl`, `sandboxUrl`; docs/providers.md, "E2B" and "Novita"):
  * - control plane: create, get, list by metadata, connect/resume, pause, set timeout, kill —
  *   with the services' JSON error bodies (`{code:<int>, message}`) and status codes;
  * - envd (Connect-RPC JSON, routed by the `E2b-Sandbox-Id` / `Novita-Sandbox-Id` header):
@@ -120,7 +120,7 @@ function sendJson(response: ServerResponse, status: number, body?: unknown): voi
   response.end(text);
 }
 
-/** Decodes the SDK's doubly encoded metadata filter (emulators.md §1.2). */
+/** Decodes the SDK's metadata filter: `key=value` pairs joined by `&`, then URL-encoded again. */
 export function decodeMetadataQuery(value: string | null): Record<string, string> {
   const out: Record<string, string> = {};
   if (!value) return out;

@@ -1,5 +1,5 @@
 /**
- * A real S3-compatible server on loopback for tests (recipes.md): s3rver, with its files in a
+ * A real S3-compatible server on loopback for tests: s3rver, with its files in a
  * temp folder, and one bucket. Clients use `forcePathStyle: true` (see createS3Client).
  */
 import { mkdtemp, rm } from "node:fs/promises";

@@ -1,6 +1,6 @@
 /**
  * Daytona on the shared remote runtime (CMP-8): a `RemoteBackend` over `@daytonaio/sdk`
- * (0.218.0). The traps of shared/docs/providers.md §3, handled here:
+ * (0.218.0). The SDK's traps, handled here (docs/providers.md, "Daytona"):
  * - Timeouts are seconds, 0 = none: lifecycle calls pass `lifecycleTimeoutSeconds`; commands
  *   pass no request deadline (the runtime enforces its own in the machine).
  * - `executeCommand` joins stderr into stdout: commands run as session commands, whose answers

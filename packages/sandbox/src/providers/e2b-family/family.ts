@@ -1,7 +1,7 @@
 /**
  * The E2B family of cloud sandboxes (E2B and its fork Novita): one `RemoteBackend` over the
- * few SDK calls both share, with every trap of `shared/docs/providers.md` §1, §2, §4 handled
- * here once:
+ * few SDK calls both share, with every trap of their SDKs handled here once (docs/providers.md,
+ * "E2B" and "Novita"):
  * - a non-zero exit throws `CommandExitError`: caught into a result with its exit code;
  * - commands and streams default to a 60 s deadline: the runtime's deadline (or 0 = none) is
  *   always passed, so a 15-minute command is not cut;

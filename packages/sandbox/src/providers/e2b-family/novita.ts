@@ -3,7 +3,7 @@
  * the family provider bound to its SDK. Differences handled in family.ts and here: `connect`
  * always sends a TTL (300 s unless given — the family backend always gives it), the instance
  * `kill()` returns nothing (the static one is used), errors carry no HTTP status, and an error
- * answer with an empty body counts as success in the SDK (emulators.md §2), so the emulator
+ * answer with an empty body counts as success in the SDK, so the emulator
  * always sends one.
  */
 import {
