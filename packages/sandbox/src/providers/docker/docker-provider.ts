@@ -314,7 +314,8 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     async destroy(ref) {
       runDirsByRef.delete(ref);
       const info = await inspect(ref);
-      if (!info) return;
+      // A destroy retried after failing past the machine's removal still lets the watcher go.
+      if (!info) return egress.settleWatcher();
       try {
         await docker.getContainer(ref).remove({ force: true, v: true });
       } catch (error) {

@@ -2,8 +2,9 @@
  * The per-computer egress proxy container's lifecycle (issue 16): made, started, stopped and
  * removed beside its computer, on the deployment's upstream network. Its decisions live in
  * egress-proxy/; its create options in network-spec.ts. Before a proxy runs, the data dir's
- * host-address watcher (one container in the host's network namespace, never removed here)
- * runs and has written the host's addresses, which the proxy re-reads as they change.
+ * host-address watcher (one container in the host's network namespace) runs and has written the
+ * host's addresses, which the proxy re-reads as they change. The watcher lives only as long as
+ * the data dir has a proxy, and runs only while one of them runs (`settleWatcher`).
  */
 import { createHash } from "node:crypto";
 import { chown, lstat, mkdir, rm, stat } from "node:fs/promises";
@@ -21,6 +22,7 @@ import {
   EGRESS_SPEC,
   egressProxyCreateOptions,
   egressRules,
+  HOST_ADDRESSES_DIR,
   HOST_ADDRESSES_SIDE,
   hostWatcherCreateOptions,
   networkFingerprint,
@@ -46,11 +48,16 @@ export interface EgressContainers {
   ensure(computerId: string, policy: NetworkPolicy | undefined, paths: HostPaths): Promise<void>;
   stop(computerId: string): Promise<void>;
   remove(computerId: string): Promise<void>;
+  /** Removes the data dir's watcher when it has no proxy left, stops it when none runs. */
+  settleWatcher(): Promise<void>;
 }
 
 function statusOf(error: unknown): number | undefined {
   return (error as { statusCode?: number }).statusCode;
 }
+
+/** A proxy in these states may be deciding a request, so it needs a running watcher. */
+const LIVE_STATES = new Set(["running", "paused", "restarting"]);
 
 /** How long a new watcher may take to write its first file. */
 const WATCHER_READY_MS = 15_000;
@@ -126,7 +133,7 @@ export function createEgressContainers(options: EgressOptions): EgressContainers
   };
 
   /** The data dir's host-address watcher runs, made from the current spec, and has written its file. */
-  const ensureWatcher = async (): Promise<void> => {
+  const ensureWatcher = async (attempts = 3): Promise<void> => {
     await prepareSocketDir(watcherDir);
     const container = docker.getContainer(watcherName);
     let info: Docker.ContainerInspectInfo | null = await container.inspect().catch((error: unknown) => {
@@ -156,11 +163,74 @@ export function createEgressContainers(options: EgressOptions): EgressContainers
       );
     }
     if (!info?.State.Running) {
-      await container.start().catch((error: unknown) => {
-        if (statusOf(error) !== 304) throw mapDockerError(error, watcherName);
-      });
+      const gone = await container.start().then(
+        () => false,
+        (error: unknown) => {
+          // 404/409: a settle removed it (or is removing it) meanwhile: make it again.
+          const status = statusOf(error);
+          if (status === 304) return false;
+          if ((status === 404 || status === 409) && attempts > 1) return true;
+          throw mapDockerError(error, watcherName);
+        },
+      );
+      if (gone) return ensureWatcher(attempts - 1);
     }
     await waitForAddresses();
+  };
+
+  /**
+   * The data dir's proxies: those that mount its watcher's directory. The mount is exactly what
+   * ties a proxy to the watcher (no label of a proxy names its data dir), in every spec so far.
+   */
+  const proxiesOfDataDir = async (): Promise<Docker.ContainerInfo[]> => {
+    const found = await docker
+      .listContainers({ all: true, filters: { label: [keys.egressOf] } })
+      .catch((error: unknown) => {
+        throw mapDockerError(error, watcherName);
+      });
+    return found.filter((info) =>
+      (info.Mounts ?? []).some((m) => m.Source === watcherDir && m.Destination === HOST_ADDRESSES_DIR),
+    );
+  };
+  const anyLive = (proxies: readonly Docker.ContainerInfo[]): boolean =>
+    proxies.some((info) => LIVE_STATES.has(info.State));
+
+  /**
+   * After a proxy was stopped or removed: with no proxy left the watcher is removed, with none
+   * live it is stopped (and, being stopped by hand, not brought back by an engine restart).
+   *
+   * Races with a provision, in this process or another one on the data dir (API and worker):
+   * a provision calls `ensureWatcher` again AFTER its proxy runs, and this pass counts the live
+   * proxies again AFTER its removal. Either that second count sees the new proxy (and this pass
+   * brings the watcher back), or the proxy started after it, hence after the removal, and the
+   * provision's own second `ensureWatcher` finds the watcher gone and makes it. So a live proxy
+   * always ends with a running watcher; in the meantime its file stays fresh for 30 s.
+   */
+  const settleWatcher = async (): Promise<void> => {
+    const proxies = await proxiesOfDataDir();
+    if (anyLive(proxies)) return;
+    const container = docker.getContainer(watcherName);
+    const info = await container.inspect().catch((error: unknown) => {
+      if (statusOf(error) !== 404) throw mapDockerError(error, watcherName);
+      return null;
+    });
+    if (!info) return;
+    if (proxies.length === 0) {
+      await container.remove({ force: true, v: true }).catch((error: unknown) => {
+        // 409: a removal already in progress.
+        if (statusOf(error) !== 404 && statusOf(error) !== 409) throw mapDockerError(error, watcherName);
+      });
+      log({ event: "docker.egress.watcher_removed", containerId: info.Id });
+    } else if (info.State.Running) {
+      await container.stop({ t: 2 }).catch((error: unknown) => {
+        if (statusOf(error) !== 304 && statusOf(error) !== 404) throw mapDockerError(error, watcherName);
+      });
+      log({ event: "docker.egress.watcher_stopped", containerId: info.Id });
+    } else return;
+    if (anyLive(await proxiesOfDataDir())) {
+      log({ event: "docker.egress.watcher_restored", containerId: info.Id });
+      await ensureWatcher();
+    }
   };
 
   const waitForSocket = async (dir: string): Promise<void> => {
@@ -177,6 +247,7 @@ export function createEgressContainers(options: EgressOptions): EgressContainers
       const found = await find(computerId);
       if (!usesEgressProxy(policy) || !policy) {
         await removeAll(found);
+        if (found.length > 0) await settleWatcher();
         return;
       }
       const fingerprint = networkFingerprint(policy);
@@ -197,6 +268,8 @@ export function createEgressContainers(options: EgressOptions): EgressContainers
               if (statusOf(error) !== 304) throw mapDockerError(error, current.Id);
             });
           await waitForSocket(paths.egressDir);
+          // A concurrent settle may have counted no live proxy before this one started.
+          await ensureWatcher();
         }
         return;
       }
@@ -231,6 +304,8 @@ export function createEgressContainers(options: EgressOptions): EgressContainers
       try {
         await container.start();
         await waitForSocket(paths.egressDir);
+        // A concurrent settle may have counted no live proxy before this one started.
+        await ensureWatcher();
       } catch (error) {
         await container.remove({ force: true }).catch(() => {});
         throw error instanceof SandboxError ? error : mapDockerError(error, container.id);
@@ -247,10 +322,14 @@ export function createEgressContainers(options: EgressOptions): EgressContainers
             if (statusOf(error) !== 304 && statusOf(error) !== 404) throw mapDockerError(error, info.Id);
           });
       }
+      await settleWatcher();
     },
 
     async remove(computerId) {
       await removeAll(await find(computerId));
+      await settleWatcher();
     },
+
+    settleWatcher,
   };
 }

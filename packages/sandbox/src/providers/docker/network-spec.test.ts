@@ -188,7 +188,7 @@ describe("host-address watcher container", () => {
     expect(options.HostConfig?.Privileged).toBeUndefined();
     expect(options.HostConfig?.PidMode).toBeUndefined();
     expect(options.HostConfig?.PortBindings).toBeUndefined();
-    expect(options.HostConfig?.RestartPolicy).toEqual({ Name: "unless-stopped" });
+    expect(options.HostConfig?.RestartPolicy).toEqual({ Name: "on-failure" });
     expect(options.Cmd).toEqual(["/opt/rakazo-egress/host-watch.ts"]);
     expect(options.HostConfig?.Mounts).toEqual([
       { Type: "bind", Source: "/src/egress-proxy/", Target: "/opt/rakazo-egress", ReadOnly: true },

@@ -37,7 +37,7 @@ const WATCHER_MEMORY_BYTES = 64 * 1024 ** 2;
  * Bumped when the proxy's or the watcher's container spec changes: a container made from an
  * older spec (e.g. a proxy without the watcher's file) is replaced at the next provision.
  */
-export const EGRESS_SPEC = "2";
+export const EGRESS_SPEC = "3";
 
 /** A label value that changes whenever the policy does: a container with another one is replaced. */
 export function networkFingerprint(policy: NetworkPolicy | undefined): string {
@@ -155,7 +155,9 @@ export interface HostWatcherSpecInput {
 /**
  * The host-address watcher: one per data dir, in the HOST's network namespace, the only place
  * the host's interfaces can be read. It opens no socket and takes no input from any computer:
- * it reads /proc/net and rewrites one file. Restarted by the engine if it exits.
+ * it reads /proc/net and rewrites one file. Restarted by the engine if it fails; not when the
+ * engine itself restarts (it exits 0 on SIGTERM), since no proxy comes back then either: the
+ * next provision starts it again.
  */
 export function hostWatcherCreateOptions(input: HostWatcherSpecInput): Docker.ContainerCreateOptions {
   return {
@@ -176,7 +178,7 @@ export function hostWatcherCreateOptions(input: HostWatcherSpecInput): Docker.Co
       ReadonlyRootfs: true,
       CapDrop: ["ALL"],
       SecurityOpt: ["no-new-privileges"],
-      RestartPolicy: { Name: "unless-stopped" },
+      RestartPolicy: { Name: "on-failure" },
       Init: false,
       Mounts: [
         { Type: "bind", Source: input.sourceDir, Target: EGRESS_SOURCE_DIR, ReadOnly: true },
