@@ -81,7 +81,7 @@ describe("bad input gets a 4xx with a stable code", () => {
   it("malformed Authorization header → 401 UNAUTHENTICATED", async () => {
     const res = await system.app.request("/rpc/computer/list", {
       method: "POST",
-      headers: { authorization: `Basic ${token}`, "content-type": "application/json" },
+      headers: { authorization: `Basic ${token}` },
       body: JSON.stringify({ spaceId }),
     });
     expectCleanError({ status: res.status, json: await res.json() }, 401, "UNAUTHENTICATED");

@@ -8,7 +8,7 @@ import {
   isBodyTooLarge,
   isLocalClient,
   limitBody,
-  requireJsonBody,
+  notJsonRefusal,
 } from "@rakazo/http-edge";
 import type { Logger } from "@rakazo/log";
 import {
@@ -171,8 +171,6 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
 
   if (options.screenServiceToken) mountScreenAuthority(app, ctx, options.screenServiceToken);
 
-  // Browsers send text/plain and form bodies cross-site without a preflight; RPC bodies are JSON.
-  app.post("/rpc/*", requireJsonBody());
   // The web app calls the API from its own service, never from a page: a page's Origin here is
   // another site's script (the API answers no CORS preflight, but simple requests need none).
   app.post("/rpc/*", async (c, next) => {
@@ -213,6 +211,10 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
       );
     }
 
+    // After the token, before the body: browsers send text/plain and form bodies cross-site
+    // without a CORS preflight; an RPC's body is JSON.
+    const notJson = notJsonRefusal(c);
+    if (notJson) return notJson;
     const text = await c.req.text();
     let body: unknown;
     try {

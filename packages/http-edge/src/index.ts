@@ -4,6 +4,6 @@
  */
 export { BodyTooLargeError, bodyTooLarge, isBodyTooLarge, limitBody } from "./body-limit.ts";
 export { allowHosts, hostnameOf, hostnamesOf, isAllowedOrigin, isLoopbackName } from "./host-allowlist.ts";
-export { isJsonContentType, requireJsonBody } from "./json-only.ts";
+export { isJsonContentType, notJsonRefusal, requireJsonBody } from "./json-only.ts";
 export { isLocalClient, isLoopbackAddress } from "./peer.ts";
 export { EDGE_REFUSALS, type EdgeRefusalCode, edgeRefusal } from "./refusal.ts";

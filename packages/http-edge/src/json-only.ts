@@ -3,7 +3,7 @@
  * `text/plain`, form and multipart bodies cross-site without asking (CORS "simple requests");
  * a JSON content type makes them ask first, and no listener here answers that preflight.
  */
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { edgeRefusal } from "./refusal.ts";
 
 const JSON_TYPE = /^application\/(?:[a-z0-9.+-]+\+)?json\s*(?:;|$)/i;
@@ -12,16 +12,16 @@ export function isJsonContentType(value: string | undefined): boolean {
   return value !== undefined && JSON_TYPE.test(value.trim());
 }
 
-/** 415 `UNSUPPORTED_MEDIA_TYPE` for a body that is not declared JSON; body-less requests pass. */
+/** The 415 `UNSUPPORTED_MEDIA_TYPE` for a body not declared JSON; none for JSON or no body. */
+export function notJsonRefusal(c: Context): Response | undefined {
+  const declared = c.req.raw.headers.get("content-type") ?? undefined;
+  if (!carriesBody(c.req.raw, c.env) || isJsonContentType(declared)) return undefined;
+  return edgeRefusal("UNSUPPORTED_MEDIA_TYPE", "send the body as application/json");
+}
+
+/** `notJsonRefusal` as a middleware. */
 export function requireJsonBody(): MiddlewareHandler {
-  return async (c, next) => {
-    const headers = c.req.raw.headers;
-    const hasBody = carriesBody(c.req.raw, c.env);
-    if (hasBody && !isJsonContentType(headers.get("content-type") ?? undefined)) {
-      return edgeRefusal("UNSUPPORTED_MEDIA_TYPE", "send the body as application/json");
-    }
-    return next();
-  };
+  return async (c, next) => notJsonRefusal(c) ?? next();
 }
 
 /** From the headers: a declared length over zero or chunked framing (HTTP/1.1 has no other body). */
