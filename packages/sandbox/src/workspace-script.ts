@@ -20,7 +20,7 @@ import { FILE_EXIT } from "./file-script-exits.ts";
 import { quote, quoteArgv } from "./remote/shell.ts";
 
 /** The script for a computer whose workspace is `workspace` (an absolute path). */
-export function workspaceScript(workspace: string): string {
+function workspaceScript(workspace: string): string {
   return `
 W=${quote(workspace)}
 t="$W\${2:+/$2}"
