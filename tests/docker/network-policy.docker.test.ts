@@ -8,9 +8,10 @@
 // proxy. No packet is addressed outside this machine: the fixtures sit on an internal network
 // and the proxy refuses the metadata address before dialling anything. One test gives the host
 // a new address (11.22.33.44 on a bridge interface of its own that stays down, so no traffic
-// ever uses it) after provision; the proxy must refuse it without dialling.
+// ever uses it) after provision; the proxy must refuse it without dialling. The data dir's
+// host-address watcher must go with the last proxy: afterAll fails the suite if one is left.
 import { execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -80,11 +81,14 @@ describe.skipIf(unavailable !== undefined)("network policies under Docker (issue
   let overlay: ReturnType<typeof buildSupervisorOverlay> | undefined;
   let provider: SandboxProvider;
   let dataDir = "";
+  let subnet = "";
   let gateway = "";
   let hostApi: Server;
   let hostApiPort = 0;
   let hostApiHits = 0;
   const refs: string[] = [];
+  /** Data dirs of providers made by tests; each one's watcher must be gone at the end. */
+  const dataDirs: string[] = [];
 
   beforeAll(async () => {
     overlay = buildSupervisorOverlay(COMPUTER_IMAGE);
@@ -98,7 +102,7 @@ describe.skipIf(unavailable !== undefined)("network policies under Docker (issue
       Subnet: string;
       Gateway?: string;
     }[];
-    const subnet = ipam[0]?.Subnet ?? "";
+    subnet = ipam[0]?.Subnet ?? "";
     gateway = ipam[0]?.Gateway ?? "";
     expect(subnet, "the internal network has a subnet").not.toBe("");
     expect(gateway, "the internal network has a gateway on the host").not.toBe("");
@@ -112,6 +116,7 @@ describe.skipIf(unavailable !== undefined)("network policies under Docker (issue
     await new Promise<void>((resolve) => hostApi.listen(0, gateway, resolve));
     hostApiPort = (hostApi.address() as AddressInfo).port;
     dataDir = await mkdtemp(join(tmpdir(), "rakazo-nettest-"));
+    dataDirs.push(dataDir);
     provider = await createProvider({
       kind: "docker",
       image: overlay.image,
@@ -126,12 +131,15 @@ describe.skipIf(unavailable !== undefined)("network policies under Docker (issue
 
   afterAll(async () => {
     for (const ref of refs) await provider?.destroy(ref).catch(() => undefined);
-    // The data dir's host-address watcher (the provider never removes it) and the fixtures.
-    const watcher = `label=rakazo.host-addresses=${join(dataDir, "run", "host-addresses")}`;
-    const leftovers = [
-      ...docker("ps", "-aq", "--filter", `label=${LABEL}`).split("\n"),
-      ...(dataDir ? docker("ps", "-aq", "--filter", watcher).split("\n") : []),
-    ].filter(Boolean);
+    // With every computer destroyed, no data dir may keep its host-address watcher.
+    const watchers = dataDirs.flatMap((dir) =>
+      docker("ps", "-aq", "--filter", `label=rakazo.host-addresses=${join(dir, "run", "host-addresses")}`)
+        .split("\n")
+        .filter(Boolean),
+    );
+    const leftovers = [...docker("ps", "-aq", "--filter", `label=${LABEL}`).split("\n"), ...watchers].filter(
+      Boolean,
+    );
     if (leftovers.length > 0) docker("rm", "-f", ...leftovers);
     try {
       docker("network", "rm", NETWORK);
@@ -140,7 +148,8 @@ describe.skipIf(unavailable !== undefined)("network policies under Docker (issue
     }
     hostApi?.close();
     overlay?.remove();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    for (const dir of dataDirs) await rm(dir, { recursive: true, force: true });
+    expect(watchers, "host-address watchers left after every computer was destroyed").toEqual([]);
   }, 120_000);
 
   const computer = async (name: string, network: NetworkPolicy): Promise<Sandbox> => {
@@ -304,4 +313,70 @@ describe.skipIf(unavailable !== undefined)("network policies under Docker (issue
       "and goes with it",
     ).toBe("");
   }, 240_000);
+
+  it("the host-address watcher runs while a proxy of its data dir runs, and goes with the last one", async () => {
+    // A provider of its own: the other tests' computers keep the shared data dir's watcher.
+    const ownDir = await mkdtemp(join(tmpdir(), "rakazo-nettest-watcher-"));
+    dataDirs.push(ownDir);
+    const events: string[] = [];
+    const own = await createProvider(
+      {
+        kind: "docker",
+        image: overlay?.image ?? COMPUTER_IMAGE,
+        dataDir: ownDir,
+        // The same internal network and opened fixture range as the suite's provider.
+        egressNetwork: NETWORK,
+        egressPrivateAllow: [subnet],
+      },
+      { log: (event) => events.push(event.event) },
+    );
+    const watcherDir = join(ownDir, "run", "host-addresses");
+    const name = `rakazo-host-addresses-${createHash("sha256").update(watcherDir).digest("hex").slice(0, 8)}`;
+    /** The watcher's state as `docker ps -a` shows it by name: "" when there is none. */
+    const watcher = () => docker("ps", "-a", "--filter", `name=^${name}$`, "--format", "{{.State}}");
+    const provisioned: string[] = [];
+    const provision = async (suffix: string, network: NetworkPolicy, ref?: string) => {
+      const computerId = `cmp_netwatch${suffix}${tag}`;
+      const result = await own.provision({
+        computerId,
+        homeKey: `home_${computerId}`,
+        mode: "team",
+        network,
+        ...(ref ? { ref } : {}),
+      });
+      provisioned.push(result.ref);
+      return result.ref;
+    };
+    const allowlist: NetworkPolicy = {
+      mode: "allowlist",
+      allow: [{ host: "allowed.test", ports: [FIXTURE_PORT] }],
+    };
+    try {
+      const first = await provision("a", { mode: "egress" });
+      const second = await provision("b", allowlist);
+      expect(watcher(), "made at the first networked provision").toBe("running");
+
+      await own.stop(first);
+      expect(watcher(), "another computer's proxy still runs").toBe("running");
+      await own.destroy(first);
+      expect(watcher(), "another computer's proxy still needs it").toBe("running");
+
+      await own.stop(second);
+      expect(watcher(), "no proxy runs: stopped, kept for the stopped computer").toBe("exited");
+      // SIGTERM (an engine shutdown sends the same) ends it with 0: `on-failure` then leaves it off.
+      expect(docker("inspect", "-f", "{{.HostConfig.RestartPolicy.Name}} {{.State.ExitCode}}", name)).toBe(
+        "on-failure 0",
+      );
+      const again = await provision("b", allowlist, second);
+      expect(watcher(), "started again with the proxy").toBe("running");
+      // The proxy refuses everything on a stale file: reaching the allowed host shows it fresh.
+      expect(await curl(own.sandbox(again), ALLOWED)).toContain("ALLOWED-FIXTURE");
+
+      await own.destroy(again);
+      expect(watcher(), "gone with the data dir's last proxy").toBe("");
+      expect(events).toContain("docker.egress.watcher_removed");
+    } finally {
+      for (const ref of provisioned) await own.destroy(ref).catch(() => undefined);
+    }
+  }, 300_000);
 });

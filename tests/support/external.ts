@@ -3,7 +3,8 @@
  * provider, for suites that need no machine) with the external surface on, its API served over
  * real HTTP on an ephemeral loopback port, and the bridge as a real child process (so
  * restarting it loses its memory like a real restart). `leftovers()` says what a suite left
- * behind: containers, live computer rows, external keys.
+ * behind: containers (computers, their egress proxies, the data dir's host-address watcher),
+ * live computer rows, external keys.
  */
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
@@ -138,7 +139,15 @@ export async function startExternalStack(options: ExternalStackOptions = {}): Pr
       for (const row of docker ? await system.ctx.db.select({ id: computers.id }).from(computers) : []) {
         const { stdout } = await run("docker", ["ps", "-aq", "--filter", `label=rakazo.computer=${row.id}`]);
         if (stdout.trim()) containers.push(row.id);
+        const proxy = await run("docker", ["ps", "-aq", "--filter", `label=rakazo.egress-of=${row.id}`]);
+        if (proxy.stdout.trim()) containers.push(`${row.id} egress proxy`);
       }
+      // The data dir's host-address watcher goes with its last egress proxy.
+      const watcherDir = join(system.dataDir, "run", "host-addresses");
+      const watcher = docker
+        ? await run("docker", ["ps", "-aq", "--filter", `label=rakazo.host-addresses=${watcherDir}`])
+        : { stdout: "" };
+      if (watcher.stdout.trim()) containers.push("host-address watcher");
       return { containers, liveComputers: ids.map((c) => c.id), keys: keys.map((k) => k.key) };
     },
     async close() {
