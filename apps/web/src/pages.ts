@@ -76,7 +76,7 @@ export function refusalPage(): string {
 <body><p style="padding:2em">The screen did not respond.</p></body></html>`;
 }
 
-/** `/`: what this service is, instead of a bare 404. The full web app comes later. */
+/** `/` when the web app's build is not there: what this service is, instead of a bare 404. */
 export function rootPage(hasReadme: boolean, appExpected = false): string {
   const docs = hasReadme
     ? `<a href="/docs/README.md">README</a>`

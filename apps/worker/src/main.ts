@@ -1,4 +1,4 @@
-/** The worker process: durable pg-boss jobs (and, later, the reconciler). */
+/** The worker process: durable pg-boss jobs, the reconciler, and (with a model) agents' Pi sessions. */
 import { writeFile } from "node:fs/promises";
 import { parseWorkerEnv } from "@rakazo/config";
 import { createLogger } from "@rakazo/log";
