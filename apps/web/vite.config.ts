@@ -1,4 +1,4 @@
-// The web app's production build (issue 20): apps/web/ui → apps/web/dist, served as static files
+// The web app's production build: apps/web/ui → apps/web/dist, served as static files
 // by the web service (src/static.ts). `pnpm --filter @rakazo/web build`.
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vite";

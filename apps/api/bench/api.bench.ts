@@ -1,5 +1,5 @@
 /**
- * `pnpm bench --only api`: the API's own cost (issue 22). `computer/get` on the real API process
+ * `pnpm bench --only api`: the API's own cost. `computer/get` on the real API process
  * (apps/api/src/main.ts, fake provider, production settings: info logging to stdout, output
  * checked in `log` mode) under 16 concurrent keep-alive connections, against a bare Hono app
  * doing the same token lookup and SELECT with the same driver (bare-server.ts), in the same run

@@ -54,7 +54,7 @@ export interface ApiOptions {
    */
   readonly outputValidation?: "strict" | "log";
   /**
-   * `EXTERNAL_COMPUTER_TOKEN` (issue 19, EXT-1): enables the `external/*` RPCs, authorized by
+   * `EXTERNAL_COMPUTER_TOKEN` (EXT-1): enables the `external/*` RPCs, authorized by
    * this token alone. Only its SHA-256 is kept; unset, those RPCs answer UNKNOWN_RPC.
    */
   readonly externalToken?: string | undefined;

@@ -1,5 +1,5 @@
 /**
- * Ownership and authorization, nothing else (issue 19): the bridge turns a client's scope into
+ * Ownership and authorization, nothing else: the bridge turns a client's scope into
  * the API's computer key and screen, mints a per-computer capability when a caller creates or
  * adopts a computer, keeps only its SHA-256 in memory, and serializes calls on one computer.
  * Naming a computer without its capability — or with a capability another client minted —

@@ -1,5 +1,5 @@
 /**
- * The bridge process (issue 19): `node apps/bridge/src/main.ts`, configured by the environment
+ * The bridge process: `node apps/bridge/src/main.ts`, configured by the environment
  * and, for its clients, by BRIDGE_TOKENS_FILE (read once, here: packages only parse).
  */
 import { readFileSync } from "node:fs";

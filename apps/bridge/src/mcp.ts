@@ -1,5 +1,5 @@
 /**
- * The bridge's tools as an MCP server (issue 19, EXT-4), for any MCP-capable harness: the seven
+ * The bridge's tools as an MCP server (EXT-4), for any MCP-capable harness: the seven
  * `rakazo_*` tools plus `bash`, `read`, `write`, `edit` routed into the computer. One server per
  * harness session; the session holds the capabilities in its memory, so the model never sees
  * one and a tool names a computer by id (or uses the session's current computer). Closing the

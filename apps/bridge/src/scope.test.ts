@@ -1,4 +1,4 @@
-// Issue 19 (EXT-3): identity is a pure function of the scope; sharing is opted into, never guessed.
+// EXT-3: identity is a pure function of the scope; sharing is opted into, never guessed.
 import { describe, expect, it } from "vitest";
 import { identityOf as identityWithin, type Scope } from "./scope.ts";
 

@@ -1,5 +1,5 @@
 /**
- * Identity is derived, not remembered (issue 19): the computer key and the screen identity a
+ * Identity is derived, not remembered: the computer key and the screen identity a
  * caller gets are a pure function of its scope, so a restarted bridge or harness finds the same
  * computer again from the scope alone — no state file, no lease, no heartbeat.
  *

@@ -1,5 +1,5 @@
 /**
- * The bridge's HTTP surface (issue 19): `GET /health`, `POST /v1/<tool>` (tools.ts) and MCP over
+ * The bridge's HTTP surface: `GET /health`, `POST /v1/<tool>` (tools.ts) and MCP over
  * streamable HTTP at `/mcp` (mcp.ts), every route but health behind a client's bridge token
  * (clients.ts). It holds the API's external token and hands it to no one; callers hold only
  * their client's token and the capabilities create returns. It keeps no database and writes

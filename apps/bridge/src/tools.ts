@@ -36,7 +36,7 @@ const TOOL_INPUTS = {
     z.strictObject({ ...held, action: z.literal("snapshot") }),
     z.strictObject({ ...held, action: z.literal("act"), actions: pageActions }),
   ]),
-  // Background commands (issue 19): a harness's shell provider `start()`s, reads by offset, kills.
+  // Background commands: a harness's shell provider `start()`s, reads by offset, kills.
   computer_process: z.discriminatedUnion("op", [
     z.strictObject({
       ...held,

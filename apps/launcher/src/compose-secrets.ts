@@ -1,5 +1,5 @@
 /**
- * The compose `secrets` init service (issue 22): generates each deployment secret once into its
+ * The compose `secrets` init service: generates each deployment secret once into its
  * volume and never changes one that exists, so a restart or an upgrade keeps the Postgres
  * password, the master key (PER-5), the screen keys (URLs handed out stay valid) and the
  * bootstrap token. Files are mode 0600, written whole (temp file + rename) so a crash leaves

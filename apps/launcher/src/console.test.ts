@@ -1,4 +1,4 @@
-// Issue 11: a terminal gets readable lines; files and pipes get the JSON lines unchanged.
+// A terminal gets readable lines; files and pipes get the JSON lines unchanged.
 import { describe, expect, it } from "vitest";
 import { createConsole, readableLine } from "./console.ts";
 

@@ -1,4 +1,4 @@
-// Issue 11: `.env` at the repository root is read when present; the environment wins.
+// `.env` at the repository root is read when present; the environment wins.
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

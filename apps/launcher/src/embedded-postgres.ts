@@ -46,7 +46,7 @@ function credentialsFile(dataDir: string): string {
 
 /**
  * The saved password and port. The port is the environment's (EMBEDDED_POSTGRES_PORT): a saved
- * one that disagrees is reported and replaced, never silently kept (issue 11).
+ * one that disagrees is reported and replaced, never silently kept.
  */
 async function credentials(dataDir: string, port: number, log: Logger): Promise<Credentials> {
   const file = credentialsFile(dataDir);

@@ -1,4 +1,4 @@
-// Issue 11's first-run traps, each against the real launcher on a temporary DATA_DIR: a busy
+// The first-run traps, each against the real launcher on a temporary DATA_DIR: a busy
 // port names the port and its setting (no EADDRINUSE stack, nothing started); an explicit
 // Docker provider without its image says so at start, naming the build command; `.env.example`
 // taken as is starts; a changed EMBEDDED_POSTGRES_PORT is reported and used, not kept silently.

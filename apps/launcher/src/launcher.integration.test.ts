@@ -1,4 +1,4 @@
-// Issue 11, the launcher as a supervisor: the real launcher (embedded Postgres, real API,
+// The launcher as a supervisor: the real launcher (embedded Postgres, real API,
 // worker and web processes) on a temporary DATA_DIR. Ready only once all three serve; kill -9 of
 // the worker leaves API and web serving and the worker comes back; the operator commands work
 // against the same data; SIGINT stops children before Postgres without a single error line.

@@ -1,5 +1,5 @@
 /**
- * The compose `s3` profile's S3-compatible store (issue 22): s3rver (the same server the homes
+ * The compose `s3` profile's S3-compatible store: s3rver (the same server the homes
  * tests run against) on :9000, its objects in S3_STORE_DIR, one bucket, and ONE key pair — the
  * one the `secrets` init generated (s3/access-key-id, s3/secret-access-key). s3rver's built-in
  * dummy key (S3RVER/S3RVER) is revoked before it listens. It is meant for one machine on the

@@ -1,5 +1,5 @@
 /**
- * `pnpm bench --only web-app` (issue 20): what the web app costs.
+ * `pnpm bench --only web-app`: what the web app costs.
  * - JS shipped for the app (gzip -9 of the production build's scripts; noVNC is the screen page's
  *   own bundle, not the app's, so it is excluded), target ≤ 300 KB.
  * - Time to first screen pixel on a real Docker computer: navigation → `connected` for the

@@ -1,5 +1,5 @@
 /**
- * `pnpm bench --only screen-path` (issue 22, item 5): the screen path end to end, as a person
+ * `pnpm bench --only screen-path`: the screen path end to end, as a person
  * sees it. A real desktop on this host started exactly as the supervisor starts one (Xvfb +
  * Chromium + x11vnc on a Unix socket), the real ScreenGateway in front of it, and the real web
  * service proxying to the gateway — each its own process (screen-path-peer.ts). The same RFB

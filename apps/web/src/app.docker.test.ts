@@ -1,5 +1,5 @@
 /**
- * The web app end to end (issue 20) in real Chromium (playwright-core + /usr/bin/chromium)
+ * The web app end to end in real Chromium (playwright-core + /usr/bin/chromium)
  * against the real API, a worker, the web service's production build and a real Docker computer:
  * first-run setup and sign-in, live computer state, watching a bot (SCR-8), taking control and
  * typing into the bot's page (TKO-1), the 409 "Stop the bot first" with its Stop button (TKO-2),

@@ -46,7 +46,7 @@ export interface WebAppOptions {
   readonly terminalScript?: string;
   /** The project's README, served at /docs/README.md when known. */
   readonly readme?: string | undefined;
-  /** The API the web app's sessions call for the person (issue 20); without it no app is served. */
+  /** The API the web app's sessions call for the person; without it no app is served. */
   readonly apiUrl?: string | undefined;
   /** The web service as browsers reach it (WEB_PUBLIC_URL), for the sessions' cookie and origin. */
   readonly publicUrl?: string | undefined;

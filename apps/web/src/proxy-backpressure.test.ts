@@ -1,5 +1,5 @@
 /**
- * Backpressure through the web proxy in both directions (issue 10 finding 2): when one side
+ * Backpressure through the web proxy in both directions: when one side
  * stops reading, the proxy stops reading the other side instead of buffering without bound, and
  * everything arrives intact once reading resumes. Real `ws` sockets on loopback.
  */

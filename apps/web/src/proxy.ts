@@ -188,7 +188,7 @@ type ClosedBy = "client" | "upstream" | "revoked";
  * Messages from `from` to `to`, with backpressure: reading `from` pauses while `to` holds more
  * than `HIGH_WATER` unsent bytes and resumes once a send has flushed below `LOW_WATER`. Both
  * directions use it, so neither a browser that stops reading nor a gateway that stops reading
- * (issue 10: a viewer's flood) makes the web service buffer without bound.
+ * (a viewer's flood) makes the web service buffer without bound.
  */
 export function forward(from: WebSocket, to: WebSocket): void {
   const flushed = (): void => {

@@ -1,5 +1,5 @@
 /**
- * A Boat computer's screen in real Chromium (issue 15, SCR-4): the real API (screen authority)
+ * A Boat computer's screen in real Chromium (SCR-4): the real API (screen authority)
  * and web service over HTTP, a computer provisioned by the Boat adapter on the Boat emulator
  * (a real `--network none` container of the computer image, reached only through the emulator's
  * protected hostPort listener, whose `_token` the API hands to the web proxy). The noVNC page

@@ -1,5 +1,5 @@
 /**
- * A control capability dies with its lease (TKO-1, CMP-3, issue 10 finding 3), end to end:
+ * A control capability dies with its lease (TKO-1, CMP-3), end to end:
  * Postgres + API + web proxy + the real supervisor daemon on this host (its gateway on a Unix
  * socket). A live control websocket through the proxy closes within a second of the control
  * lease expiring, of releaseControl, and of run/start on that bot.
@@ -29,7 +29,7 @@ if (missing.length > 0 && process.env.CI === "true") {
 const supervisorCli = fileURLToPath(
   new URL("../../../infra/sandboxes/supervisor/src/cli.ts", import.meta.url),
 );
-/** Issue 10 "Done when": closed within a second. */
+/** How soon a revoked control connection must be closed. */
 const CLOSE_WITHIN_MS = 1000;
 
 describe.skipIf(missing.length > 0)(

@@ -21,7 +21,7 @@ export async function startWebServer(options: {
   readonly log: Logger;
   readonly host: string;
   readonly port: number;
-  /** The API's URL for the web app's sessions (issue 20); without it only screens are served. */
+  /** The API's URL for the web app's sessions; without it only screens are served. */
   readonly apiUrl?: string | undefined;
   /** WEB_PUBLIC_URL: how browsers reach this service (an https one behind a TLS proxy). */
   readonly publicUrl?: string | undefined;

@@ -1,4 +1,4 @@
-// The web app's sessions (issue 20) against the real API over HTTP: the browser gets only an
+// The web app's sessions against the real API over HTTP: the browser gets only an
 // HttpOnly, SameSite=Strict session cookie (Secure and `__Host-` over TLS or with an https
 // WEB_PUBLIC_URL), never an API token; RPCs go through the web service with the session's own
 // token; sign-out revokes that token in the API; requests without the app header or from another

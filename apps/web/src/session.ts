@@ -1,5 +1,5 @@
 /**
- * The web app's sessions (issue 20): the web service holds the API token, the browser holds only
+ * The web app's sessions: the web service holds the API token, the browser holds only
  * a random session cookie (HttpOnly, SameSite=Strict; over TLS also Secure and `__Host-`, so
  * neither plain HTTP nor a sibling subdomain can set or replace it). Signing in trades the
  * person's API token for a fresh "web session" token (`token/create`), which is the only one the

@@ -1,5 +1,5 @@
 /**
- * The web app's production build (issue 20): `vite build` writes apps/web/dist (index.html and
+ * The web app's production build: `vite build` writes apps/web/dist (index.html and
  * hashed files under app/), read once at startup and served from memory — no dev server in
  * production. Absent a build, the service still serves screens and says how to build the app.
  */

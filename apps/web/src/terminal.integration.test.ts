@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { CHROMIUM, type ScreenSystem, startScreenSystem } from "./testing/screen-system.ts";
 
-/** Issue 17 "Done when": releasing control closes the shells within a second (TRM-6). */
+/** Releasing control closes the shells within a second (TRM-6). */
 const CLOSE_WITHIN_MS = 1000;
 
 interface Terminal {

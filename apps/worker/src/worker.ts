@@ -25,7 +25,7 @@ export interface WorkerOptions {
   readonly agent?: AgentHostOptions;
   /** How often this worker records its heartbeat (OPS-5); default 30 s. */
   readonly heartbeatMs?: number;
-  /** Called after each heartbeat is recorded (the compose healthcheck's file, issue 22). */
+  /** Called after each heartbeat is recorded (the compose healthcheck's file). */
   readonly onHeartbeat?: () => Promise<void>;
   /** How often the reconciler deletes stored workspaces no computer owns (PER-5). */
   readonly reconcileIntervalMs?: number;

@@ -1,5 +1,5 @@
 /**
- * The whole product for the web app's browser tests (issue 20): real Postgres, the API over real
+ * The whole product for the web app's browser tests: real Postgres, the API over real
  * HTTP (screen authority, live activity stream), a worker, the web service with the built app and
  * sessions, and the given provider (a real Docker computer in app.docker.test.ts). Logs of every
  * part are captured in `logLines`.

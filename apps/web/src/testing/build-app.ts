@@ -1,7 +1,7 @@
 /**
  * Vitest global setup (integration and docker projects): builds the web app (`vite build`, as
  * `pnpm --filter @rakazo/web build` does) when apps/web/dist is missing or older than its
- * sources, so a fresh clone's test command serves the real production build (issue 20).
+ * sources, so a fresh clone's test command serves the real production build.
  */
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";

@@ -1,5 +1,5 @@
 /**
- * The app's one message catalogue (issue 20): every text the app shows, in two locales. A key
+ * The app's one message catalogue: every text the app shows, in two locales. A key
  * missing from a locale falls back to English; the tests switch locales to prove both are wired.
  */
 import { createContext, useContext } from "react";

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "react";
 
 /**
- * Live state by polling the typed client (docs/decisions.md, issue 20): `load` runs at once and
+ * Live state by polling the typed client (docs/decisions.md): `load` runs at once and
  * every `ms` while the page is visible; `refresh()` runs it now (after an action).
  */
 export function usePoll<T>(load: () => Promise<T>, ms: number, deps: readonly unknown[]) {
