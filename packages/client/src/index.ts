@@ -83,7 +83,7 @@ export function createClient(options: ClientOptions): RakazoClient {
   };
 }
 
-/** The external computer surface's client (issue 19): only `external/*` names type-check. */
+/** The external computer surface's client: only `external/*` names type-check. */
 export interface ExternalClient {
   call<N extends ExternalRpcName>(name: N, input: RpcInput<N>): Promise<RpcOutput<N>>;
 }

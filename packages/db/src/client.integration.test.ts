@@ -1,5 +1,5 @@
 /**
- * The API's queries are prepared statements (issue 22): drizzle's unprepared queries cost
+ * The API's queries are prepared statements: drizzle's unprepared queries cost
  * postgres.js a describe round trip each. Observed from the server: the session's named
  * statements in pg_prepared_statements, outside and inside a transaction.
  */

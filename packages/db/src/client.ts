@@ -46,7 +46,7 @@ export function connectDatabase(url: string, options: { max?: number } = {}): Da
  * Drizzle runs every query through `sql.unsafe(text, params, { prepare: false })`, and for an
  * unprepared query with parameters postgres.js first describes the statement and waits for the
  * answer before binding it: two round trips per query and no pipelining. That was the largest
- * part of the API's per-request cost (issue 22: `pnpm bench --only api`). This hands drizzle the
+ * part of the API's per-request cost (`pnpm bench --only api`). This hands drizzle the
  * same client with its queries prepared — postgres.js keeps one named statement per query text
  * and connection, re-prepares on "cached plan must not change result type", and connections
  * are recycled by `max_lifetime` — inside transactions and savepoints too. Statement-less
@@ -89,7 +89,7 @@ export async function pingDatabase(db: Database): Promise<void> {
 /**
  * A query built once per database handle instead of on every call (drizzle's `.prepare()`):
  * for the few statements every request runs (the token lookup, the computer access check),
- * building the SQL text each time was a tenth of the API's CPU (issue 22).
+ * building the SQL text each time was a tenth of the API's CPU.
  */
 export function builtOnce<Q>(build: (db: Database) => Q): (db: Database) => Q {
   const built = new WeakMap<Database, Q>();
@@ -119,7 +119,7 @@ const CONNECTION_CODES = new Set([
  * Whether `error` (or a cause of it: drizzle wraps the driver's error) says the database could
  * not be reached — refused, dropped, shutting down (57P01–57P03) or a class-08 connection
  * failure — rather than that a query was wrong. Such a request can be retried once the server
- * is back; the API answers it 503 `DATABASE_UNAVAILABLE` (issue 22 fault drills).
+ * is back; the API answers it 503 `DATABASE_UNAVAILABLE`.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let current = error, depth = 0; current && depth < 8; depth++) {

@@ -125,7 +125,7 @@ export const computers = pgTable(
     dataKeyWrapped: text("data_key_wrapped"),
     lastError: text("last_error"),
     /**
-     * The computer's size, fixed at create (issue 12): deployment defaults or the caller's
+     * The computer's size, fixed at create: deployment defaults or the caller's
      * override within the deployment's maximum. Null on computers made before sizing existed:
      * the provider's defaults apply.
      */
@@ -134,7 +134,7 @@ export const computers = pgTable(
     cpuMillis: integer("cpu_millis"),
     pidsLimit: integer("pids_limit"),
     /**
-     * The network policy (issue 16): `{ mode, allow? }`, set at create and changed only while
+     * The network policy: `{ mode, allow? }`, set at create and changed only while
      * stopped. Null on computers made before policies existed: `none`, as they ran.
      */
     network: jsonb("network").$type<{
@@ -339,7 +339,7 @@ export const attachments = pgTable(
 );
 
 /**
- * The external computer surface (issue 19, EXT-2): a caller-chosen computer key (a
+ * The external computer surface (EXT-2): a caller-chosen computer key (a
  * conversation id, a team root, `account:<name>`) and the computer it names now. Adopting by
  * key is a lookup here; destroying removes the row, so the key may name a new computer later.
  * One row per live key; the computer row keeps its own history.

@@ -85,7 +85,7 @@ export function createS3Client(config: ObjectStorageConfig): S3Client {
     requestHandler: {
       requestTimeout: config.requestTimeoutMs ?? 60_000,
       connectionTimeout: config.connectionTimeoutMs ?? 5_000,
-      // Otherwise the handler only logs a warning and the request waits on (issue 22 drill).
+      // Otherwise the handler only logs a warning and the request waits on.
       throwOnRequestTimeout: true,
     },
     ...(config.endpoint ? { endpoint: config.endpoint } : {}),

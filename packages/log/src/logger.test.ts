@@ -1,4 +1,4 @@
-// The logger on pino with redaction as its formatter (issue 13, item 5).
+// The logger on pino with redaction as its formatter.
 import { describe, expect, it } from "vitest";
 import { createLogger, onLogLine } from "./logger.ts";
 

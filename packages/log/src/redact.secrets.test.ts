@@ -14,7 +14,7 @@ describe("redaction of command lines", () => {
     ["git clone https://bob:pat999@github.example/x.git", "pat999"],
     ["echo ghp_abcdefghijklmnopqrstuv", "abcdefghijklmnopqrstuv"],
     ["export OPENROUTER_API_KEY=sk-or-v1-abcdefghijklmnopqrst", "abcdefghijklmnopqrst"],
-    // Cloud sandbox providers (issues 14, 15): keys, preview and traffic tokens.
+    // Cloud sandbox providers: keys, preview and traffic tokens.
     ["E2B_API_KEY=anything-at-all node worker.ts", "anything-at-all"],
     ["BOAT_API_KEY='q w e' DAYTONA_API_KEY=d1 ./rakazo start", "q w e"],
     ["key e2b_0123456789abcdef0123456789abcdef01234567 refused", "0123456789abcdef0123456789abcdef01234567"],

@@ -22,7 +22,7 @@ const SECRET_PATTERNS: readonly [RegExp, string][] = [
   [/\b(sk-(?:or-|proj-|ant-)?)[A-Za-z0-9_-]{16,}/g, "$1[REDACTED]"],
   [/\b(xox[abposr]-)[A-Za-z0-9-]{8,}/g, "$1[REDACTED]"],
   [/\bAKIA[0-9A-Z]{16}\b/g, "AKIA[REDACTED]"],
-  // Cloud sandbox keys (issues 14, 15): E2B (`e2b_`), Daytona (`dtn_`), Novita (`sk_`).
+  // Cloud sandbox keys: E2B (`e2b_`), Daytona (`dtn_`), Novita (`sk_`).
   [/\b(e2b_|dtn_|sk_)[A-Za-z0-9]{16,}/g, "$1[REDACTED]"],
   [/\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, "[REDACTED]"],
   // Secret-named variables and flags in command lines: API_TOKEN=x, --password x, -p=x is left.

@@ -1,5 +1,5 @@
 /**
- * The one composition root (issue 13, ARCH-4): API and worker, parsing their own environment
+ * The one composition root (ARCH-4): API and worker, parsing their own environment
  * slices, get the same ServiceContext from one environment.
  */
 import { randomBytes } from "node:crypto";

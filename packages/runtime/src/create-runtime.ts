@@ -45,7 +45,7 @@ export interface RuntimeConfig {
   /** Default: `systemRunHooks` (checkpoint and revoke control when a run ends). */
   readonly runHooks?: RunHooks;
   readonly firstUseWaitMs?: number;
-  /** The network policy of new computers (issue 16). */
+  /** The network policy of new computers. */
   readonly networkDefault?: ServiceContext["networkDefault"];
   /** Crash tests only (OPS-4): where the process dies like a kill -9. */
   readonly faults?: ServiceContext["faults"];

@@ -14,7 +14,7 @@ export const SANDBOX_ERROR_CODES = [
   "INVALID_ACTION",
   /** A page navigation did not finish loading in time (BRW-1). */
   "PAGE_TIMEOUT",
-  /** A background process handle that is unknown to this computer, or another owner's (issue 19). */
+  /** A background process handle that is unknown to this computer, or another owner's. */
   "PROCESS_NOT_FOUND",
   /** The computer's cap on concurrent background processes is reached. */
   "PROCESS_LIMIT",

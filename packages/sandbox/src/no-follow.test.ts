@@ -1,4 +1,4 @@
-// Issue 10, finding 1 (the same class of bug in files): the host reads a computer's home
+// The host boundary's class of bug, in files: the host reads a computer's home
 // without following a symlink at any component, even when the computer swaps one in between
 // the host's check and its open (TOCTOU).
 import { spawn } from "node:child_process";

@@ -1,6 +1,6 @@
 /**
- * Background commands over the in-computer supervisor's process manager (issue 19,
- * infra/sandboxes/supervisor/src/processes.ts): the same for every provider whose computer runs
+ * Background commands over the in-computer supervisor's process manager
+ * (infra/sandboxes/supervisor/src/processes.ts): the same for every provider whose computer runs
  * the supervisor.
  */
 import type { SandboxProcesses } from "./provider.ts";

@@ -24,11 +24,11 @@ export interface ServiceContext {
   readonly runHooks?: RunHooks;
   /** Screen capabilities (SCR-2, SCR-4): keys and the web service's public URL; optional. */
   readonly screens?: ScreenServiceConfig;
-  /** Computer size defaults and maxima (issue 12); DEFAULT_SIZING when absent. */
+  /** Computer size defaults and maxima; DEFAULT_SIZING when absent. */
   readonly sizing?: SizingPolicy;
   /** Per-space quotas: computers, and memory and CPUs held at once; DEFAULT_SPACE_QUOTAS when absent. */
   readonly quotas?: SpaceQuotaPolicy;
-  /** The network policy of computers whose creator names none (`COMPUTER_NETWORK`, issue 16); `none` when absent. */
+  /** The network policy of computers whose creator names none (`COMPUTER_NETWORK`); `none` when absent. */
   readonly networkDefault?: NetworkPolicy;
   /** How long a first use of an unprovisioned Team Computer waits for its machine (CMP-1). */
   readonly firstUseWaitMs?: number;

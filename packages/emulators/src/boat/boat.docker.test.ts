@@ -1,6 +1,6 @@
 /**
  * Rakazo's Boat client against the Boat emulator, whose sandboxes are real containers of the
- * computer image (`--network none`): the lifecycle the adapter relies on (issue 15, PRV-1,
+ * computer image (`--network none`): the lifecycle the adapter relies on (PRV-1,
  * PRV-3, SCR-4).
  */
 import { randomUUID } from "node:crypto";

@@ -1,7 +1,7 @@
 /**
  * The REAL `@daytonaio/sdk` (0.218.0) against the Daytona emulator, through its `apiUrl` and
  * the toolbox and preview URLs the emulator returns; every sandbox a real container of the
- * computer image with `--network none` (issue 15, PRV-1).
+ * computer image with `--network none` (PRV-1).
  */
 
 import { Daytona, DaytonaNotFoundError } from "@daytonaio/sdk";

@@ -1,4 +1,4 @@
-// Issue 11: under CI=true a suite that lacks a tool fails naming it; locally it skips saying
+// Under CI=true a suite that lacks a tool fails naming it; locally it skips saying
 // why; RAKAZO_TEST_DOCKER=0 is the one skip CI accepts.
 import { afterEach, describe, expect, it } from "vitest";
 import { requireDocker, requireTools } from "./tools.ts";

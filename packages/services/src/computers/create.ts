@@ -15,9 +15,9 @@ export interface CreateComputerInput {
   readonly mode: ComputerMode;
   /** Required for a private computer: the bot whose whole workspace it is (CMP-1). */
   readonly botId?: string;
-  /** Overrides the deployment's default size, within its maximum (issue 12). */
+  /** Overrides the deployment's default size, within its maximum. */
   readonly size?: Partial<ComputerSize>;
-  /** The network policy (issue 16); the deployment's default (`COMPUTER_NETWORK`) when absent. */
+  /** The network policy; the deployment's default (`COMPUTER_NETWORK`) when absent. */
   readonly network?: NetworkPolicy;
 }
 
@@ -52,7 +52,7 @@ type Transaction = Parameters<Parameters<ServiceContext["db"]["transaction"]>[0]
 /**
  * Inserts a provisioning computer and its queued provision operation inside the caller's
  * transaction; the caller enqueues the job after commit. Shared by `computer/create` and the
- * external surface's create-or-adopt (issue 19), which holds a per-key lock around it. A space
+ * external surface's create-or-adopt, which holds a per-key lock around it. A space
  * at its quota of computers, memory or CPUs refuses it (QUOTA_EXCEEDED, ./quota.ts).
  */
 export async function insertComputer(

@@ -1,5 +1,5 @@
 /**
- * A computer's network policy (issue 16): set at create, changed by a member of its space while
+ * A computer's network policy: set at create, changed by a member of its space while
  * no machine runs (`computer/setNetwork`), applied by the provider at the next provision. A
  * policy the provider cannot enforce is refused with `UNSUPPORTED`, never stored and ignored.
  */

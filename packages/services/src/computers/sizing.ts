@@ -1,5 +1,5 @@
 /**
- * Computer sizes (issue 12): memory, CPUs and processes per computer. Deployment defaults apply
+ * Computer sizes: memory, CPUs and processes per computer. Deployment defaults apply
  * unless `computer/create` asks for more or less, never past the deployment's maximum, so one
  * computer can neither starve the host nor its neighbours.
  */

@@ -25,7 +25,7 @@ export async function insertTeamComputer(
     providerKind: input.providerKind,
     state: "unprovisioned",
     homeKey: id.replace(/^cmp_/, "home_"),
-    // The deployment's default (issue 16), stored so a later change of the default moves nothing.
+    // The deployment's default, stored so a later change of the default moves nothing.
     network: input.network ? storedPolicy(input.network) : null,
   });
   return id;

@@ -11,9 +11,9 @@ export interface ComputerView {
   readonly state: ComputerRow["state"];
   readonly homeRevision: number;
   readonly lastError: string | null;
-  /** The computer's size (issue 12); null for computers made before sizing (provider defaults). */
+  /** The computer's size; null for computers made before sizing (provider defaults). */
   readonly size: { readonly memoryMib: number; readonly cpus: number; readonly pids: number } | null;
-  /** The network policy it runs under (issue 16); `none` for computers made before policies. */
+  /** The network policy it runs under; `none` for computers made before policies. */
   readonly network: NonNullable<ComputerRow["network"]>;
   readonly createdAt: string;
   readonly updatedAt: string;

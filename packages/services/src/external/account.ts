@@ -1,5 +1,5 @@
 /**
- * Who the external computer surface acts as (issue 19, EXT-1): one service account per
+ * Who the external computer surface acts as (EXT-1): one service account per
  * deployment — a user row and a space of its own, created on first use with ids derived from
  * fixed labels, so every API replica and every restart finds the same ones without a lookup
  * table. Screen identities are caller-chosen strings; each maps to a bot of that space whose id

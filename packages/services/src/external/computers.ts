@@ -1,5 +1,5 @@
 /**
- * The external computer surface's lifecycle verbs (issue 19, EXT-2, EXT-3): create-or-adopt by a
+ * The external computer surface's lifecycle verbs (EXT-2, EXT-3): create-or-adopt by a
  * caller-chosen key, list, state, destroy. The key → computer mapping lives in
  * `external_computers`; a transaction-scoped advisory lock on the key makes two racing creates
  * agree on one computer. Nothing is held by the caller: the same key finds the same computer

@@ -1,5 +1,5 @@
 /**
- * Background commands on an external computer (issue 19): started on the computer's process
+ * Background commands on an external computer: started on the computer's process
  * manager (the supervisor's), read by offset, killed as a group. Handles are owned by
  * `external:<computerId>`, so a handle is found only through the computer that started it; a
  * handle of another computer (or none) answers NOT_FOUND like a missing computer does.

@@ -1,5 +1,5 @@
 /**
- * The external surface's tool verbs (issue 19, EXT-2): exec, one text file read or written,
+ * The external surface's tool verbs (EXT-2): exec, one text file read or written,
  * a screen observed, its browser driven. Each names an external computer (NOT_FOUND otherwise)
  * and, for screens, a screen identity registered by create-or-adopt. Without a run, a screen is
  * driven only while no run or person holds it (the same driver rule as `computer/act`).

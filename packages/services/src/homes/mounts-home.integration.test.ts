@@ -1,5 +1,5 @@
 /**
- * Provider differences are capabilities the adapter declares, not kind checks (issue 13): the
+ * Provider differences are capabilities the adapter declares, not kind checks: the
  * same fake provider, declaring `mountsHome`, makes checkpoints read the local home in place and
  * restores leave the mounted home alone; and `defaultPageBrowser` decides the page browser.
  */

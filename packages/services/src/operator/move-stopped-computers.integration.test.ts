@@ -1,4 +1,4 @@
-// Issue 11, provider switch: `./rakazo computers --move-stopped` hands stopped computers on
+// Provider switch: `./rakazo computers --move-stopped` hands stopped computers on
 // another kind to the current one, destroying their old machine through the old provider
 // (PRV-3), and leaves running ones where they are. Real Postgres, real fake-provider machines.
 import { mkdtemp, rm } from "node:fs/promises";

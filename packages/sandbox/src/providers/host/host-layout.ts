@@ -125,7 +125,7 @@ export function requestEnv(env: Readonly<Record<string, string>> | undefined): R
 }
 
 /**
- * The network namespace (issue 16, mode `none`): the supervisor starts in a new one (`unshare`)
+ * The network namespace (mode `none`): the supervisor starts in a new one (`unshare`)
  * whose loopback is brought up before it execs, so its desktops see only a loopback of their
  * own; commands join it (`nsenter`), so they share that loopback with the bot's browser and
  * nothing else. As root a plain network namespace; as another user the namespace belongs to an
