@@ -1,5 +1,5 @@
 /**
- * The bench report (issue 22): every row of a `pnpm bench` run, plus the figures the replica
+ * The bench report: every row of a `pnpm bench` run, plus the figures the replica
  * test, the soak and the fault drills recorded, as one JSON document and its Markdown rendering;
  * and the comparison of two such documents, which flags regressions. Pure functions only: the
  * runner (bench.ts) does the measuring and the file writing.

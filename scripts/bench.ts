@@ -6,7 +6,7 @@
  * runs one suite. The figures the replica test, the soak and the fault drills record
  * (`bench-results/figures/*.json`, see tests/support/figures.ts) join the report as "recorded"
  * suites. `pnpm bench --compare <before.json> <after.json>` compares two reports and exits 1
- * when a figure regressed (docs/decisions.md, issue 22).
+ * when a figure regressed (docs/decisions.md).
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * `pnpm soak [--minutes 10] [--bots 5] [--viewers 10]` (issue 22, PER-4/OPS-4): 5 bots acting on
+ * `pnpm soak [--minutes 10] [--bots 5] [--viewers 10]` (PER-4/OPS-4): 5 bots acting on
  * one real Docker computer through the API and 10 RFB viewers reading their screens through the
  * web proxy and gateway, for 10 minutes, with the error count and the RSS of every process
  * (API, worker, web; the computer's Xvfb, Chromium, x11vnc, supervisor) sampled each minute

@@ -1,5 +1,5 @@
 /**
- * `pnpm bench --only external-exec` (issue 19): `true` run on a real Docker computer, p50 over
+ * `pnpm bench --only external-exec`: `true` run on a real Docker computer, p50 over
  * alternating samples in one run, one phase per ratio:
  * - `external/computer/exec` through the API over HTTP (the foreground exec goes through the
  *   supervisor's socket) beside `docker exec <container> true` by the CLI (target ≤ 0.25×);

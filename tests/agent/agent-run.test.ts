@@ -1,4 +1,4 @@
-// ARCH-1 / issue 7 item 4: `agent/run` starts a run whose Pi session the worker hosts, with the
+// ARCH-1: `agent/run` starts a run whose Pi session the worker hosts, with the
 // computer tools bound to the run's fenced lease; a scripted model (no inference) drives it.
 import { fauxAssistantMessage, fauxText, fauxToolCall, registerFauxProvider } from "@mariozechner/pi-ai";
 import { activityEvents, runs } from "@rakazo/db";

@@ -1,4 +1,4 @@
-// TKO-3 / issue 18 item 6: a worker-hosted agent run that calls request_takeover waits for a
+// TKO-3: a worker-hosted agent run that calls request_takeover waits for a
 // person (waiting_takeover, not completed); the person takes control without stopping the bot,
 // and on hand-back the same Pi session continues (it still sees its earlier turns) and completes.
 import {

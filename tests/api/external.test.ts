@@ -1,4 +1,4 @@
-// Issue 19 (EXT-1..3) through the API on the fake provider: create-or-adopt by a caller-chosen
+// EXT-1..3 through the API on the fake provider: create-or-adopt by a caller-chosen
 // key, several screens on one computer, exec and one text file, the service account seeing only
 // its own computers, and destroy that is idempotent and leaves nothing (row, key, machine).
 import { externalComputers } from "@rakazo/db";

@@ -1,4 +1,4 @@
-// Issue 16: a computer's network policy in the control plane — set at create, shown by
+// A computer's network policy in the control plane — set at create, shown by
 // computer/get, changed only while no machine runs, recorded in activity, handed to the
 // provider at provision, and refused with UNSUPPORTED where the provider cannot enforce it.
 import { createFakeProvider, type ProvisionRequest } from "@rakazo/sandbox";

@@ -1,4 +1,4 @@
-// Per-computer sizing (issue 12): deployment defaults, an override at create within the
+// Per-computer sizing: deployment defaults, an override at create within the
 // deployment's maximum, stored on the computer and handed to the provider at provision.
 import { createFakeProvider, type ProvisionRequest } from "@rakazo/sandbox";
 import { DEFAULT_SIZING } from "@rakazo/services";

@@ -1,5 +1,5 @@
 /**
- * Self-hosting for real (issue 22; ARCH-4, PER-2, OPS-4): `docker-compose.yml` on images built
+ * Self-hosting for real (ARCH-4, PER-2, OPS-4): `docker-compose.yml` on images built
  * offline by infra/docker/build-images.sh (Debian roots from the package mirror, Node 24 from
  * the npm registry; nothing pulled), brought up with a compose implementation, then used the way
  * a self-hoster does: bootstrap with the generated token, create a computer on the host's Docker

@@ -1,4 +1,4 @@
-// Issue 3 through the whole API: a Docker computer, `computer/observe` returns a PNG of the
+// A desktop through the whole API: a Docker computer, `computer/observe` returns a PNG of the
 // bot's Chromium, `computer/act` types into a page and the next observe shows it.
 import { createProvider } from "@rakazo/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Issue 12 "Done when": a small Docker computer (1 GiB, 1.5 CPUs, 2048 pids) filled with desktops
+// A small Docker computer (1 GiB, 1.5 CPUs, 2048 pids) filled with desktops
 // until refused. The refusal comes at once with its reason (CMP-5); afterwards existing desktops,
 // exec and this process stay responsive; an idle uncontrolled screen is evicted for a new bot, a
 // controlled one never is. The supervisor is this checkout's (laid over the computer image).
@@ -120,7 +120,7 @@ describe.skipIf(unavailable !== undefined)("desktop admission on a 1 GiB Docker 
       expect(["memory", "pids"]).toContain((error as { details?: { reason?: string } }).details?.reason);
       expect(refusal?.ms).toBeLessThan(2_000);
 
-      // The health report says what is live and what bounds it (issue 12 item 4).
+      // The health report says what is live and what bounds it.
       const capacity = await desktop.capacity();
       expect(capacity).toMatchObject({ live: started.length, memoryMaxBytes: 1024 * MIB });
       expect(capacity.memoryUsedBytes).toBeGreaterThan(started.length * 50 * MIB);
@@ -134,7 +134,7 @@ describe.skipIf(unavailable !== undefined)("desktop admission on a 1 GiB Docker 
       console.log(
         `desktop-capacity: refusal ${refusal?.ms.toFixed(0)} ms; median observe ${atLimit.observe.toFixed(0)} ms (baseline ${baseline.observe.toFixed(0)}), exec ${atLimit.exec.toFixed(0)} ms (baseline ${baseline.exec.toFixed(0)}); worst timer drift ${drift.worst().toFixed(0)} ms`,
       );
-      // Issue 12's bounds (500 ms), unless the shared host already made the empty computer slower:
+      // The admission bounds (500 ms), unless the shared host already made the empty computer slower:
       // then at most twice the same-run baseline. A thrashing computer (seconds) fails either way.
       expect(atLimit.observe).toBeLessThan(Math.max(500, 2 * baseline.observe));
       expect(atLimit.exec).toBeLessThan(Math.max(500, 2 * baseline.exec));

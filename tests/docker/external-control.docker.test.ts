@@ -1,4 +1,4 @@
-// Issue 19, the control plane (EXT-1, EXT-2, EXT-4): the real bridge (a child process) in front
+// The control plane (EXT-1, EXT-2, EXT-4): the real bridge (a child process) in front
 // of the real API (HTTP on loopback) on real Docker computers. create → adopt again → exec →
 // file write/read → observe → browser → destroy → destroy again; a restarted bridge re-adopts
 // from the scope alone; another scope's computer without its capability is not found; a

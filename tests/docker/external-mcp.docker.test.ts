@@ -1,4 +1,4 @@
-// Issue 19, MCP (EXT-4): the MCP SDK's own client lists the bridge's tools and runs exec, file,
+// MCP (EXT-4): the MCP SDK's own client lists the bridge's tools and runs exec, file,
 // observe and browser through them, over stdio (the bridge's stdio server as a child process,
 // holding only BRIDGE_TOKEN) and over streamable HTTP (the bridge's /mcp). Ending a session
 // destroys its computers; nothing is left.

@@ -1,4 +1,4 @@
-// Issue 19, screens (EXT-3, CMP-2): three conversations of one Team with `share: true` get one
+// Screens (EXT-3, CMP-2): three conversations of one Team with `share: true` get one
 // computer and three screens — three X displays, three Xvfb, three browsers with their own
 // cookies. Default mode gives each conversation its own computer even within one Team.
 // Everything is destroyed and nothing is left.

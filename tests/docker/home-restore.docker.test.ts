@@ -1,10 +1,10 @@
-// Issue 6 through the whole control plane: a Docker computer whose home is checkpointed into a
+// Checkpoints through the whole control plane: a Docker computer whose home is checkpointed into a
 // real S3-compatible bucket (PER-4). The bot's Chromium gets a cookie from a page served inside
 // the computer, files are written; `computer/stop` quiesces the browser and checkpoints; the
 // container AND the local home cache are destroyed, so only the bucket holds the workspace;
 // `computer/start` creates a replacement container whose home provision brings back from S3
 // (PER-2, PRV-3) → byte-identical files, a writable home and the same browser profile.
-// Then the fault drill (issue 22 item 6): a run's checkpoint, and the container deleted
+// Then the fault drill: a run's checkpoint, and the container deleted
 // (`docker rm -f`) under the running computer together with the host's home cache; the next use
 // answers COMPUTER_GONE and queues a replacement, which restores that checkpoint byte-identically
 // with the cookie intact. Its recovery time goes to the bench report.

@@ -1,4 +1,4 @@
-// Issue 10, finding 1: a computer must never steer the host's connections or file access into
+// A computer must never steer the host's connections or file access into
 // another computer. Two real Docker computers: the attacker plants symlinks to the victim's
 // sockets (supervisor, gateway) in its own run dir, and symlinks to the victim's files in its
 // home; then every host-side path (observe/act through the supervised desktop, screens

@@ -1,4 +1,4 @@
-// Issue 12 / CMP-5: one computer holds 120 bots' browser profiles. Each bot's desktop is started,
+// CMP-5: one computer holds 120 bots' browser profiles. Each bot's desktop is started,
 // used (a page on the computer's own loopback sets a cookie) and released; a few are reopened
 // and still carry their own cookie (CMP-2). Profiles cost disk, not processes (CMP-4).
 // Slow by nature: 120 Chromium starts and clean shutdowns, 4 at a time on 1.5 CPUs — about

@@ -1,4 +1,4 @@
-// Issue 14: the E2B and Novita adapters through their REAL SDKs (`@e2b/desktop`/`e2b`,
+// The E2B and Novita adapters through their REAL SDKs (`@e2b/desktop`/`e2b`,
 // `novita-sandbox`) against the loopback emulators (packages/emulators), whose sandboxes are
 // real `--network none` containers of the computer image. The shared conformance suite (CMP-8,
 // PRV-1) runs in full, desktops included, then the SDK translation cases of the issue:

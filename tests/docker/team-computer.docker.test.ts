@@ -1,4 +1,4 @@
-// Issue 21 on a real Docker computer, through the whole control plane: the space's Team Computer
+// On a real Docker computer, through the whole control plane: the space's Team Computer
 // is provisioned by its first use (CMP-1); a bot's Chromium killed with SIGKILL comes back on the
 // next observe with both of its tabs and their cookies, and the page tools read the visible one
 // (CMP-6); gh's credential written in one machine is there after the computer is replaced and

@@ -101,7 +101,7 @@ describe("quickstart", () => {
   it("the web root says what the service is and serves the README it links", async () => {
     const root = await fetch(`${web}/`);
     expect(root.status).toBe(200);
-    // The web app's page (issue 20); without JavaScript it still says what it is and links the README.
+    // The web app's page; without JavaScript it still says what it is and links the README.
     const page = await root.text();
     expect(page).toContain("<title>Rakazo</title>");
     expect(page).toContain('href="/docs/README.md"');

@@ -1,5 +1,5 @@
 /**
- * The bench report (issue 22): targets read as verdicts, and the comparison of two reports
+ * The bench report: targets read as verdicts, and the comparison of two reports
  * flags a figure that moved the wrong way — by its same-run ratio when it has one.
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Fault drills (issue 22 item 6, PER-2, PER-3, PER-4): a checkpoint whose storage fails under it,
+ * Fault drills (PER-2, PER-3, PER-4): a checkpoint whose storage fails under it,
  * through the real stop job on the fake provider (persistence is the point, not the machine).
  *
  * - Disk full: the home store's DATA_DIR is a 4 MiB tmpfs this test mounts; the workspace grew

@@ -1,5 +1,5 @@
 /**
- * Fault drill (issue 22 item 6, ARCH-4, OPS-4): Postgres restarted under a live system. A PRIVATE
+ * Fault drill (ARCH-4, OPS-4): Postgres restarted under a live system. A PRIVATE
  * Postgres (the launcher's embedded server, in a temp folder on a free loopback port — never the
  * shared test server) carries a real API process and a real worker process. A provision job is
  * caught mid-run (its provider call held for a few seconds) when Postgres goes down; requests

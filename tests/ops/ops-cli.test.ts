@@ -1,4 +1,4 @@
-// The operator CLI on the operations verbs (issue 18 item 5, OPS-2, OPS-6): `ops list`,
+// The operator CLI on the operations verbs (OPS-2, OPS-6): `ops list`,
 // `ops release <id> --workers-stopped`, `ops recover <id>` against a real database, refusing
 // like the RPC with the same codes, then a worker's reconciler brings the computer back.
 import { execFile } from "node:child_process";

@@ -1,5 +1,5 @@
 /**
- * Replicas (issue 22, ARCH-4, OPS-4): two real API processes and two real worker processes on
+ * Replicas (ARCH-4, OPS-4): two real API processes and two real worker processes on
  * one Postgres, under a bounded load generator on loopback — computers created, stopped and
  * started through both APIs alternately while readers poll both. Every accepted request has
  * exactly one operation, every operation finished (none lost), and every operation's pg-boss job

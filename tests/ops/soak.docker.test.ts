@@ -1,5 +1,5 @@
 /**
- * The soak, shortened for CI (issue 22, PER-4/OPS-4; `pnpm soak` runs the full 10 minutes):
+ * The soak, shortened for CI (PER-4/OPS-4; `pnpm soak` runs the full 10 minutes):
  * the real launcher's API, worker and web processes, one real Docker computer with 3 bot
  * desktops acting through the API (observe, click, type, exec) and 4 RFB viewers reading their
  * screens through the web proxy and the computer's gateway, for 40 s sampled every 10 s.

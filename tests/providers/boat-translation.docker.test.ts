@@ -1,5 +1,5 @@
 /**
- * Boat translation tests (issue 15, PRV-3, SCR-4): what the adapter makes of Boat's lifecycle,
+ * Boat translation tests (PRV-3, SCR-4): what the adapter makes of Boat's lifecycle,
  * against the emulator with real machines. Resume rotates the hosted-port token and the adapter
  * never hands out the stale one; each unrecoverable state is reported missing and the computer
  * comes back on a replacement with the last checkpoint restored (files and modes in every state,

@@ -1,7 +1,7 @@
 /**
  * The Boat adapter (our REST client on the shared remote runtime) against the Boat emulator,
  * whose machines are real containers of the computer image with `--network none`: the shared
- * provider contract with its desktop tests (issue 15, PRV-1, CMP-8).
+ * provider contract with its desktop tests (PRV-1, CMP-8).
  */
 import { type BoatEmulator, createMachinePool, startBoatEmulator } from "@rakazo/emulators";
 import { createBoatProvider } from "@rakazo/sandbox/boat";

@@ -1,5 +1,5 @@
 /**
- * Daytona translation tests (issue 15, PRV-1, SCR-4) with the real SDK against the emulator:
+ * Daytona translation tests (PRV-1, SCR-4) with the real SDK against the emulator:
  * a command exiting non-zero is a result; the preview token of the screen gateway travels only
  * in a header of the server-side target — never in its URL, an error text, or a log line.
  */

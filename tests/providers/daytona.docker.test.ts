@@ -1,7 +1,7 @@
 /**
  * The Daytona adapter (the real @daytonaio/sdk on the shared remote runtime) against the Daytona emulator,
  * whose machines are real containers of the computer image with `--network none`: the shared
- * provider contract with its desktop tests (issue 15, PRV-1, CMP-8).
+ * provider contract with its desktop tests (PRV-1, CMP-8).
  */
 import { createMachinePool, type DaytonaEmulator, startDaytonaEmulator } from "@rakazo/emulators";
 import { createDaytonaProvider } from "@rakazo/sandbox/daytona";

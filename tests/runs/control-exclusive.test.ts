@@ -1,4 +1,4 @@
-// TKO-1 / CMP-3 (issue 10 finding 3): while a person controls a bot's screen, tokenless
+// TKO-1 / CMP-3: while a person controls a bot's screen, tokenless
 // computer/act and computer/observe are refused with HUMAN_IN_CONTROL; the controller's own
 // calls carry their control token; a run granted the bot's execution lease ends the control.
 import { sql } from "drizzle-orm";

@@ -1,5 +1,5 @@
 /**
- * The external stack of issue 19: a control plane on real Docker computers (or the fake
+ * The external stack: a control plane on real Docker computers (or the fake
  * provider, for suites that need no machine) with the external surface on, its API served over
  * real HTTP on an ephemeral loopback port, and the bridge as a real child process (so
  * restarting it loses its memory like a real restart). `leftovers()` says what a suite left

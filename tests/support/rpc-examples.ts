@@ -83,7 +83,7 @@ export const RPC_EXAMPLES: Examples = {
   "computer/screenUrl": ({ computerId, botId }) => ({ computerId, botId, policy: "view" }),
   "computer/revokeScreenUrl": ({ computerId }) => ({ computerId, capabilityId: "A".repeat(22) }),
   "computer/terminalUrl": ({ computerId, botId }) => ({ computerId, botId }),
-  // The external surface (issue 19): keys and screens are caller-chosen strings.
+  // The external surface: keys and screens are caller-chosen strings.
   "external/computer/create": () => ({ screen: "conversation-1", wait: false }),
   "external/computer/list": () => ({}),
   "external/computer/state": ({ computerId }) => ({ computerId }),

@@ -1,5 +1,5 @@
 /**
- * The soak (issue 22, PER-4/OPS-4): the real launcher (API, worker and web as their own processes,
+ * The soak (PER-4/OPS-4): the real launcher (API, worker and web as their own processes,
  * Docker provider) on a fresh database, one real Docker computer, `bots` bots acting on it through
  * the API — observe, click, type, exec, each in a loop — and `viewers` real RFB viewers reading
  * the bots' screens through the web proxy and the computer's gateway with view capabilities.

@@ -54,7 +54,7 @@ export async function createTestSystem(
     homes?: (dataDir: string) => Promise<AgentHomeStore> | AgentHomeStore;
     /** Starts headless Chromium on demand for `BROWSER_PROVIDER=emulator` page tools (BRW-7). */
     headlessBrowsers?: boolean;
-    /** Enables the external computer surface with this token (issue 19). */
+    /** Enables the external computer surface with this token. */
     externalToken?: string;
     /** Per-space quotas for API and worker (default: DEFAULT_SPACE_QUOTAS). */
     quotas?: RuntimeConfig["quotas"];
