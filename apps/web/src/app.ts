@@ -5,7 +5,6 @@
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { MAX_ATTACHMENT_BYTES } from "@rakazo/api-contract";
 import {
   allowHosts,
   bodyTooLarge,
@@ -15,6 +14,7 @@ import {
   requireJsonBody,
 } from "@rakazo/http-edge";
 import type { Logger } from "@rakazo/log";
+import { MAX_ATTACHMENT_BYTES } from "@rakazo/protocol";
 import { type Context, Hono } from "hono";
 import type { ScreenAuthority } from "./authority.ts";
 import { embedPage, refusalPage, rootPage, screenPage, terminalPage } from "./pages.ts";
