@@ -74,7 +74,10 @@ export function createBridge(options: BridgeOptions) {
 
   // Sizes from the headers and chunked bodies counted as read, before the token is even looked
   // at; a body is read only after authentication below.
-  app.use("*", limitBody(() => MAX_BODY_BYTES));
+  app.use(
+    "*",
+    limitBody(() => MAX_BODY_BYTES),
+  );
 
   app.onError((error, c) => {
     if (isBodyTooLarge(error)) return bodyTooLarge(MAX_BODY_BYTES);
