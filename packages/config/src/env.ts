@@ -8,17 +8,13 @@
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import { missingProviderKey, providerEnvShape } from "./providers.ts";
+import { optionalString, optionalUrl } from "./values.ts";
 
 /** `.data/` at the repository root: git-ignored, so a fresh clone starts empty. */
 export const DEFAULT_DATA_DIR = fileURLToPath(new URL("../../../.data", import.meta.url));
 
 const port = z.coerce.number().int().min(0).max(65_535);
-const optionalString = z
-  .string()
-  .optional()
-  .transform((v) => (v === undefined || v.trim() === "" ? undefined : v));
-const optionalUrl = optionalString.pipe(z.url().optional());
-const optionalSeconds = z.coerce.number().int().min(1).optional();
 
 /** What every process that touches state reads. */
 const coreShape = {
@@ -27,91 +23,17 @@ const coreShape = {
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
 };
 
-/** The cloud providers (issues 14, 15) `RAKAZO_PROVIDER` may name; never chosen by `auto`. */
-export const REMOTE_PROVIDER_KINDS = ["e2b", "novita", "daytona", "boat"] as const;
-export type RemoteProviderKind = (typeof REMOTE_PROVIDER_KINDS)[number];
-
-/** The variable holding each cloud provider's API key: required when that provider is selected. */
-export const REMOTE_PROVIDER_KEYS = {
-  e2b: "E2B_API_KEY",
-  novita: "NOVITA_API_KEY",
-  daytona: "DAYTONA_API_KEY",
-  boat: "BOAT_API_KEY",
-} as const satisfies Record<RemoteProviderKind, string>;
-
 /**
- * Settings of the cloud providers. Keys are read by API and worker only (the web slice has
- * none, and the launcher does not hand them to the web process); the `*_URL` overrides point an
- * adapter at a self-hosted service or at the local emulator (`packages/emulators`).
+ * A selected cloud provider without its key is refused at parse time, naming the variable
+ * (`missingProviderKey`, ./providers.ts).
  */
-const remoteProviderShape = {
-  /** The supervisor bundle installed into every remote machine; default DATA_DIR/remote/supervisor.mjs. */
-  RAKAZO_REMOTE_SUPERVISOR: optionalString,
-  E2B_API_KEY: optionalString,
-  E2B_API_URL: optionalUrl,
-  E2B_SANDBOX_URL: optionalUrl,
-  E2B_DOMAIN: optionalString,
-  /** How a hosted port's host becomes a URL, with `{host}`; default https://{host}. */
-  E2B_PORT_URL: optionalString,
-  E2B_TEMPLATE: optionalString,
-  /** Sandbox TTL, sent at create and every connect; default one hour. */
-  E2B_TTL_SECONDS: optionalSeconds,
-  /** What E2B does at the TTL: pause keeps the filesystem (default), kill removes it. */
-  E2B_ON_TIMEOUT: z.enum(["pause", "kill"]).optional(),
-  NOVITA_API_KEY: optionalString,
-  NOVITA_API_URL: optionalUrl,
-  NOVITA_SANDBOX_URL: optionalUrl,
-  NOVITA_DOMAIN: optionalString,
-  NOVITA_PORT_URL: optionalString,
-  NOVITA_TEMPLATE: optionalString,
-  NOVITA_TTL_SECONDS: optionalSeconds,
-  NOVITA_ON_TIMEOUT: z.enum(["pause", "kill"]).optional(),
-  DAYTONA_API_KEY: optionalString,
-  DAYTONA_API_URL: optionalUrl,
-  DAYTONA_TARGET: optionalString,
-  /** The snapshot registered from the computer image; default rakazo-computer. */
-  DAYTONA_SNAPSHOT: optionalString,
-  DAYTONA_AUTO_ARCHIVE_MINUTES: z.coerce.number().int().min(0).optional(),
-  DAYTONA_LIFECYCLE_TIMEOUT_SECONDS: optionalSeconds,
-  BOAT_API_KEY: optionalString,
-  BOAT_API_URL: optionalUrl,
-  BOAT_TYPE: z.enum(["small", "default", "large"]).optional(),
-  /** The machine TTL, refreshed while the computer is used; default 7200 (two hours). */
-  BOAT_TTL_SECONDS: optionalSeconds,
-};
-
-/**
- * A selected cloud provider without its key is refused at parse time, naming the variable, so
- * `./rakazo start` (which parses every slice first) stops before it starts anything.
- */
-function requireSelectedProviderKey(
-  env: { RAKAZO_PROVIDER: string } & Partial<
-    Record<(typeof REMOTE_PROVIDER_KEYS)[RemoteProviderKind], string>
-  >,
-  ctx: z.RefinementCtx,
-): void {
-  const kind = env.RAKAZO_PROVIDER;
-  if (!(kind in REMOTE_PROVIDER_KEYS)) return;
-  const variable = REMOTE_PROVIDER_KEYS[kind as RemoteProviderKind];
-  if (env[variable] !== undefined) return;
-  ctx.addIssue({
-    code: "custom",
-    path: [variable],
-    message: `RAKAZO_PROVIDER=${kind} needs ${variable} (the provider's API key; with the local emulator, the key it printed)`,
-  });
+function requireSelectedProviderKey(env: { RAKAZO_PROVIDER: string }, ctx: z.RefinementCtx): void {
+  const missing = missingProviderKey(env, env.RAKAZO_PROVIDER);
+  if (missing) ctx.addIssue({ code: "custom", path: [missing.variable], message: missing.message });
 }
 
-/** The computer backend and its deployment sizes (API and worker build the same provider). */
-const providerShape = {
-  ...remoteProviderShape,
-  RAKAZO_PROVIDER: z.enum(["auto", "fake", "docker", "host", ...REMOTE_PROVIDER_KINDS]).default("auto"),
-  /** Host provider (PRV-6): the staged supervisor bundle; default DATA_DIR/host/supervisor.mjs. */
-  RAKAZO_HOST_SUPERVISOR: optionalString,
-  /** Host provider: the Xvfb displays it owns, `[base, base + count)`; nothing else may use them. */
-  RAKAZO_HOST_DISPLAY_BASE: z.coerce.number().int().min(1).max(60_000).default(1100),
-  RAKAZO_HOST_DISPLAY_COUNT: z.coerce.number().int().min(1).max(5_000).default(400),
-  RAKAZO_COMPUTER_IMAGE: z.string().default("rakazo-computer:latest"),
-  DOCKER_SOCKET: z.string().default("/var/run/docker.sock"),
+/** The computers of every provider: screens, sizes, quotas and network policy. */
+const computerShape = {
   SANDBOX_TEAM_SCREEN_LIMIT: z.coerce.number().int().min(0).default(0),
   // Computer sizing (issue 12): the default for new computers and the most `computer/create` may ask.
   RAKAZO_COMPUTER_MEMORY_MIB: z.coerce.number().int().min(256).default(4_096),
@@ -128,20 +50,23 @@ const providerShape = {
   RAKAZO_SPACE_MAX_CPUS: z.coerce.number().min(0).optional(),
   // Network policy of new computers (issue 16): none (no network at all) | egress | allowlist.
   COMPUTER_NETWORK: z.enum(["none", "egress", "allowlist"]).default("none"),
-  /** Docker: the upstream network of the per-computer egress proxies (made when missing). */
-  COMPUTER_EGRESS_NETWORK: z.string().default("rakazo-egress"),
-  /** Private CIDRs (comma-separated) opened to every computer's egress; the host stays refused. */
-  COMPUTER_EGRESS_PRIVATE_ALLOW: z
-    .string()
-    .default("")
-    .transform((v) =>
-      v
-        .split(",")
-        .map((cidr) => cidr.trim())
-        .filter((cidr) => cidr !== ""),
-    )
-    .pipe(z.array(z.cidrv4().or(z.cidrv6()))),
 };
+
+/**
+ * The computer backend and its deployment sizes (API and worker build the same provider): each
+ * kind's own variables come from the provider table (./providers.ts).
+ */
+const providerShape = { ...providerEnvShape, ...computerShape };
+
+/** What every kind's settings in the provider table may read besides its own variables. */
+export type ProviderBaseEnv = Pick<
+  z.infer<z.ZodObject<typeof coreShape & typeof computerShape>>,
+  | "DATA_DIR"
+  | "SANDBOX_TEAM_SCREEN_LIMIT"
+  | "RAKAZO_COMPUTER_MEMORY_MIB"
+  | "RAKAZO_COMPUTER_CPUS"
+  | "RAKAZO_COMPUTER_PIDS"
+>;
 
 /** Where workspaces are checkpointed and the key that seals them (PER-3/4/5). */
 const homesShape = {

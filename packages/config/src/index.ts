@@ -1,2 +1,3 @@
 export * from "./env.ts";
 export * from "./provider.ts";
+export * from "./providers.ts";

@@ -2,8 +2,14 @@
  * Pure settings derived from the environment for what `createRuntime` builds: the provider,
  * the home store and the sizing policy. Nothing here does I/O.
  */
-import { join } from "node:path";
-import { ConfigError, REMOTE_PROVIDER_KEYS, type RemoteProviderKind, type ServicesEnv } from "./env.ts";
+import { ConfigError, type ProviderBaseEnv, type ServicesEnv } from "./env.ts";
+import {
+  missingProviderKey,
+  PROVIDERS,
+  type ProviderSettings,
+  type providerEnvShape,
+  REMOTE_PROVIDER_KEYS,
+} from "./providers.ts";
 
 /** Mirrors `@rakazo/services`' SizingPolicy (config depends on nothing of ours). */
 export interface SizingPolicy {
@@ -18,159 +24,8 @@ export interface SpaceQuotaPolicy {
   readonly cpus: number | null;
 }
 
-/** The options `createProvider` (@rakazo/sandbox) takes, per concrete kind. */
-export type ProviderSettings =
-  | { readonly kind: "fake"; readonly rootDir: string; readonly screenLimit: number }
-  | {
-      readonly kind: "docker";
-      readonly image: string;
-      readonly dataDir: string;
-      readonly socketPath: string;
-      readonly screenLimit: number;
-      readonly memoryBytes: number;
-      readonly nanoCpus: number;
-      readonly pidsLimit: number;
-      /** Issue 16: the egress proxies' upstream network and the private ranges opened to it. */
-      readonly egressNetwork: string;
-      readonly egressPrivateAllow: readonly string[];
-    }
-  | {
-      readonly kind: "host";
-      readonly dataDir: string;
-      readonly supervisorBundle: string;
-      readonly screenLimit: number;
-      readonly displayBase: number;
-      readonly displayCount: number;
-    }
-  | RemoteProviderSettings;
-
-/**
- * A cloud provider (issues 14, 15) as `createProvider` takes it: the adapter's options with the
- * supervisor bundle by path (the launcher stages it, API and worker install its bytes into every
- * machine). The API key is here because `createProvider` needs it; it is never logged (the
- * redaction blanks `apiKey`) nor put in a URL.
- */
-export type RemoteProviderSettings =
-  | (RemoteCommon<"e2b" | "novita"> & {
-      readonly apiUrl?: string;
-      readonly sandboxUrl?: string;
-      readonly domain?: string;
-      readonly portUrlTemplate?: string;
-      readonly template?: string;
-      readonly ttlMs?: number;
-      readonly onTimeout?: "pause" | "kill";
-    })
-  | (RemoteCommon<"daytona"> & {
-      readonly apiUrl?: string;
-      readonly target?: string;
-      readonly snapshot?: string;
-      readonly autoArchiveMinutes?: number;
-      readonly lifecycleTimeoutSeconds?: number;
-    })
-  | (RemoteCommon<"boat"> & {
-      readonly apiUrl?: string;
-      readonly type?: "small" | "default" | "large";
-      readonly ttlSeconds?: number;
-    });
-
-interface RemoteCommon<K extends RemoteProviderKind> {
-  readonly kind: K;
-  readonly apiKey: string;
-  readonly supervisorBundlePath: string;
-  readonly screenLimit: number;
-}
-
-export type ProviderEnv = Pick<
-  ServicesEnv,
-  | "RAKAZO_PROVIDER"
-  | "DATA_DIR"
-  | "RAKAZO_COMPUTER_IMAGE"
-  | "DOCKER_SOCKET"
-  | "SANDBOX_TEAM_SCREEN_LIMIT"
-  | "RAKAZO_COMPUTER_MEMORY_MIB"
-  | "RAKAZO_COMPUTER_CPUS"
-  | "RAKAZO_COMPUTER_PIDS"
-  | "COMPUTER_EGRESS_NETWORK"
-  | "COMPUTER_EGRESS_PRIVATE_ALLOW"
-  | "RAKAZO_HOST_SUPERVISOR"
-  | "RAKAZO_HOST_DISPLAY_BASE"
-  | "RAKAZO_HOST_DISPLAY_COUNT"
-  | "RAKAZO_REMOTE_SUPERVISOR"
-  | RemoteProviderVariable
->;
-
-type RemoteProviderVariable = Extract<
-  keyof ServicesEnv,
-  `E2B_${string}` | `NOVITA_${string}` | `DAYTONA_${string}` | `BOAT_${string}`
->;
-
-/** Where the launcher stages the supervisor bundle for the host provider. */
-export function hostSupervisorBundle(env: Pick<ServicesEnv, "DATA_DIR" | "RAKAZO_HOST_SUPERVISOR">): string {
-  return env.RAKAZO_HOST_SUPERVISOR ?? join(env.DATA_DIR, "host", "supervisor.mjs");
-}
-
-/** Where the launcher stages the supervisor bundle the remote providers install (CMP-8). */
-export function remoteSupervisorBundle(
-  env: Pick<ServicesEnv, "DATA_DIR" | "RAKAZO_REMOTE_SUPERVISOR">,
-): string {
-  return env.RAKAZO_REMOTE_SUPERVISOR ?? join(env.DATA_DIR, "remote", "supervisor.mjs");
-}
-
-/** Only the options that are set: an adapter's own default applies to the others. */
-function defined<T extends Record<string, unknown>>(options: T): Partial<T> {
-  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-function remoteSettings(env: ProviderEnv, kind: RemoteProviderKind): RemoteProviderSettings {
-  const variable = REMOTE_PROVIDER_KEYS[kind];
-  const apiKey = env[variable];
-  if (apiKey === undefined) {
-    throw new ConfigError(`RAKAZO_PROVIDER=${kind} needs ${variable} (the provider's API key)`);
-  }
-  const common = {
-    apiKey,
-    supervisorBundlePath: remoteSupervisorBundle(env),
-    screenLimit: env.SANDBOX_TEAM_SCREEN_LIMIT,
-  };
-  switch (kind) {
-    case "e2b":
-    case "novita": {
-      const p = kind === "e2b" ? "E2B" : "NOVITA";
-      const ttl = env[`${p}_TTL_SECONDS`];
-      return {
-        kind,
-        ...common,
-        ...defined({
-          apiUrl: env[`${p}_API_URL`],
-          sandboxUrl: env[`${p}_SANDBOX_URL`],
-          domain: env[`${p}_DOMAIN`],
-          portUrlTemplate: env[`${p}_PORT_URL`],
-          template: env[`${p}_TEMPLATE`],
-          ttlMs: ttl === undefined ? undefined : ttl * 1_000,
-          onTimeout: env[`${p}_ON_TIMEOUT`],
-        }),
-      };
-    }
-    case "daytona":
-      return {
-        kind,
-        ...common,
-        ...defined({
-          apiUrl: env.DAYTONA_API_URL,
-          target: env.DAYTONA_TARGET,
-          snapshot: env.DAYTONA_SNAPSHOT,
-          autoArchiveMinutes: env.DAYTONA_AUTO_ARCHIVE_MINUTES,
-          lifecycleTimeoutSeconds: env.DAYTONA_LIFECYCLE_TIMEOUT_SECONDS,
-        }),
-      };
-    case "boat":
-      return {
-        kind,
-        ...common,
-        ...defined({ apiUrl: env.BOAT_API_URL, type: env.BOAT_TYPE, ttlSeconds: env.BOAT_TTL_SECONDS }),
-      };
-  }
-}
+/** What `providerSettings` reads: `RAKAZO_PROVIDER`, every kind's own variables and the shared ones. */
+export type ProviderEnv = Pick<ServicesEnv, keyof typeof providerEnvShape | keyof ProviderBaseEnv>;
 
 /**
  * The provider of a concrete kind. `auto` is resolved by the launcher, once, so API and worker
@@ -181,47 +36,18 @@ export function providerSettings(
   env: ProviderEnv,
   kind: ProviderEnv["RAKAZO_PROVIDER"] = env.RAKAZO_PROVIDER,
 ): ProviderSettings {
-  switch (kind) {
-    case "fake":
-      return {
-        kind: "fake",
-        rootDir: join(env.DATA_DIR, "fake-computers"),
-        screenLimit: env.SANDBOX_TEAM_SCREEN_LIMIT,
-      };
-    case "docker":
-      return {
-        kind: "docker",
-        image: env.RAKAZO_COMPUTER_IMAGE,
-        dataDir: env.DATA_DIR,
-        socketPath: env.DOCKER_SOCKET,
-        screenLimit: env.SANDBOX_TEAM_SCREEN_LIMIT,
-        memoryBytes: env.RAKAZO_COMPUTER_MEMORY_MIB * 1024 ** 2,
-        nanoCpus: Math.round(env.RAKAZO_COMPUTER_CPUS * 1e9),
-        pidsLimit: env.RAKAZO_COMPUTER_PIDS,
-        egressNetwork: env.COMPUTER_EGRESS_NETWORK,
-        egressPrivateAllow: env.COMPUTER_EGRESS_PRIVATE_ALLOW,
-      };
-    case "host":
-      return {
-        kind: "host",
-        dataDir: env.DATA_DIR,
-        supervisorBundle: hostSupervisorBundle(env),
-        screenLimit: env.SANDBOX_TEAM_SCREEN_LIMIT,
-        displayBase: env.RAKAZO_HOST_DISPLAY_BASE,
-        displayCount: env.RAKAZO_HOST_DISPLAY_COUNT,
-      };
-    case "e2b":
-    case "novita":
-    case "daytona":
-    case "boat":
-      return remoteSettings(env, kind);
-    case "auto":
-      throw new ConfigError(
-        "RAKAZO_PROVIDER=auto is unresolved: the launcher (./rakazo start) resolves it and passes " +
-          "the choice on; a process started on its own needs RAKAZO_PROVIDER=docker, host or fake " +
-          "(or a cloud provider: e2b, novita, daytona, boat)",
-      );
+  if (kind === "auto") {
+    throw new ConfigError(
+      "RAKAZO_PROVIDER=auto is unresolved: the launcher (./rakazo start) resolves it and passes " +
+        "the choice on; a process started on its own needs RAKAZO_PROVIDER=docker, host or fake " +
+        `(or a cloud provider: ${Object.keys(REMOTE_PROVIDER_KEYS).join(", ")})`,
+    );
   }
+  const missing = missingProviderKey(env, kind);
+  if (missing) throw new ConfigError(missing.message);
+  const { key, settings } = PROVIDERS[kind];
+  // The table's entries are one union here: each kind's settings are its own by construction.
+  return { kind, ...(key === undefined ? {} : { apiKey: env[key] }), ...settings(env) } as ProviderSettings;
 }
 
 /** Where workspaces are kept and what seals them (PER-3/4/5). */
