@@ -27,11 +27,33 @@ export function defineContract<const N extends string, I extends z.ZodType, O ex
   return contract;
 }
 
-export const ids = {
-  computer: /^cmp_[a-z0-9]{20}$/,
-  space: /^spc_[a-z0-9]{20}$/,
-  bot: /^bot_[a-z0-9]{20}$/,
-};
+/** The prefix of every id an RPC takes, as packages/db mints them: `<prefix>_` + 20 base-36 characters. */
+const ID_PREFIXES = {
+  computer: "cmp",
+  space: "spc",
+  bot: "bot",
+  run: "run",
+  operation: "op",
+  event: "evt",
+  attachment: "att",
+} as const;
+
+/** An id of one kind; a malformed one is refused with a message naming the kind and its prefix. */
+function idOf(kind: keyof typeof ID_PREFIXES): z.ZodString {
+  const prefix = ID_PREFIXES[kind];
+  const article = /^[aeiou]/.test(kind) ? "an" : "a";
+  return z
+    .string()
+    .regex(new RegExp(`^${prefix}_[a-z0-9]{20}$`), `expected ${article} ${kind} id (${prefix}_…)`);
+}
+
+export const computerId = idOf("computer");
+export const spaceId = idOf("space");
+export const botId = idOf("bot");
+export const runId = idOf("run");
+export const operationId = idOf("operation");
+export const eventId = idOf("event");
+export const attachmentId = idOf("attachment");
 
 /**
  * A timestamp: services may hand over a Date (JSON turns it into its ISO string) or the

@@ -66,7 +66,7 @@ import { computerRevokeScreenUrl, computerScreenUrl } from "./rpc/screens.ts";
 import { setupBootstrap } from "./rpc/setup.ts";
 import { computerTerminalUrl } from "./rpc/terminal.ts";
 
-export { defineContract, ids, type RpcContract, timestamp } from "./define.ts";
+export { defineContract, type RpcContract, timestamp } from "./define.ts";
 export * from "./rpc/activity.ts";
 export * from "./rpc/agent.ts";
 export * from "./rpc/computer.ts";

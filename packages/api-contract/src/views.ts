@@ -1,4 +1,4 @@
-/** Output shapes shared by several RPCs; each mirrors a view type in @rakazo/services. */
+/** Shapes shared by several RPCs; each output mirrors a view type in @rakazo/services. */
 import { z } from "zod";
 import { timestamp } from "./define.ts";
 
@@ -29,6 +29,18 @@ export const networkPolicy = z
     path: ["allow"],
   });
 
+/** A computer's lifecycle state (the services' `ComputerState`). */
+export const computerState = z.enum([
+  "unprovisioned",
+  "provisioning",
+  "running",
+  "stopping",
+  "stopped",
+  "deleting",
+  "deleted",
+  "failed",
+]);
+
 export const computerView = z.strictObject({
   id: z.string(),
   spaceId: z.string(),
@@ -36,16 +48,7 @@ export const computerView = z.strictObject({
   mode: z.enum(["team", "private"]),
   ownerBotId: z.string().nullable(),
   providerKind: z.string(),
-  state: z.enum([
-    "unprovisioned",
-    "provisioning",
-    "running",
-    "stopping",
-    "stopped",
-    "deleting",
-    "deleted",
-    "failed",
-  ]),
+  state: computerState,
   homeRevision: z.number().int(),
   lastError: z.string().nullable(),
   /** The computer's size (issue 12); null for computers made before sizing (provider defaults). */
@@ -95,3 +98,33 @@ export const leaseView = z.strictObject({
 });
 
 export const screenSlot = z.strictObject({ index: z.number().int(), generation: z.number().int() });
+
+/** One screenshot of a bot's screen, as `computer/observe` and `external/computer/observe` answer it. */
+export const screenObservation = z.strictObject({
+  pngBase64: z.string(),
+  width: z.number().int(),
+  height: z.number().int(),
+  frameHash: z.string(),
+  slot: screenSlot,
+});
+
+/** What names a command, the same for `computer/exec`, `external/computer/exec` and a background process. */
+export const commandFields = {
+  argv: z.array(z.string().max(100_000)).min(1).max(1_000),
+  cwd: z.string().max(4_096).optional(),
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional(),
+};
+
+/** A foreground command's input beyond its name: what it reads and how long it may take. */
+export const execFields = {
+  stdin: z.string().max(10_000_000).optional(),
+  timeoutMs: z.number().int().min(1).max(600_000).optional(),
+};
+
+export const execResult = z.strictObject({
+  exitCode: z.number().int(),
+  stdout: z.string(),
+  stderr: z.string(),
+  timedOut: z.boolean(),
+  truncated: z.boolean(),
+});

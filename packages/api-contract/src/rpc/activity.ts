@@ -1,16 +1,13 @@
 import { z } from "zod";
-import { defineContract, ids, timestamp } from "../define.ts";
+import { computerId, defineContract, eventId, timestamp } from "../define.ts";
 
 /** `computer/activity`: a computer's command history (TOOL-4), oldest first, paged by event id. */
 export const computerActivity = defineContract({
   name: "computer/activity",
   auth: "token",
   input: z.strictObject({
-    computerId: z.string().regex(ids.computer),
-    after: z
-      .string()
-      .regex(/^evt_[a-z0-9]{20}$/)
-      .optional(),
+    computerId,
+    after: eventId.optional(),
     limit: z.number().int().min(1).max(500).optional(),
   }),
   output: z.strictObject({

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineContract, ids } from "../define.ts";
+import { botId, computerId, defineContract } from "../define.ts";
 import { runView } from "../views.ts";
 
 /** Starts an agent (one Pi session in the worker) on a bot's computer; returns its run. */
@@ -7,8 +7,8 @@ export const agentRun = defineContract({
   name: "agent/run",
   auth: "token",
   input: z.strictObject({
-    computerId: z.string().regex(ids.computer),
-    botId: z.string().regex(ids.bot),
+    computerId,
+    botId,
     task: z.string().trim().min(1).max(20_000),
   }),
   output: runView,

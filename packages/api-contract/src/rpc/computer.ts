@@ -1,18 +1,24 @@
 import { z } from "zod";
-import { defineContract, ids } from "../define.ts";
-import { computerDetails, computerView, networkPolicy } from "../views.ts";
+import { botId, computerId, defineContract, spaceId } from "../define.ts";
+import {
+  commandFields,
+  computerDetails,
+  computerView,
+  execFields,
+  execResult,
+  networkPolicy,
+} from "../views.ts";
 
-const computerId = z.string().regex(ids.computer, "expected a computer id (cmp_…)");
 const byId = z.strictObject({ computerId });
 
 export const computerCreate = defineContract({
   name: "computer/create",
   auth: "token",
   input: z.strictObject({
-    spaceId: z.string().regex(ids.space, "expected a space id (spc_…)"),
+    spaceId,
     name: z.string().trim().min(1).max(100).optional(),
     mode: z.enum(["team", "private"]).default("team"),
-    botId: z.string().regex(ids.bot).optional(),
+    botId: botId.optional(),
     // Issue 12: within the deployment's maximum (RAKAZO_COMPUTER_MAX_*), else INVALID_INPUT. A
     // space past a quota (RAKAZO_SPACE_MAX_*) refuses the computer with QUOTA_EXCEEDED.
     size: z
@@ -39,7 +45,7 @@ export const computerGet = defineContract({
 export const computerList = defineContract({
   name: "computer/list",
   auth: "token",
-  input: z.strictObject({ spaceId: z.string().regex(ids.space) }),
+  input: z.strictObject({ spaceId }),
   output: z.array(computerView),
 });
 
@@ -48,22 +54,11 @@ export const computerExec = defineContract({
   auth: "token",
   input: z.strictObject({
     computerId,
-    argv: z.array(z.string().max(100_000)).min(1).max(1_000),
-    cwd: z.string().max(4_096).optional(),
-    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional(),
-    stdin: z.string().max(10_000_000).optional(),
-    timeoutMs: z.number().int().min(1).max(600_000).optional(),
-    lease: z
-      .strictObject({ botId: z.string().regex(ids.bot), fencingToken: z.number().int().positive() })
-      .optional(),
+    ...commandFields,
+    ...execFields,
+    lease: z.strictObject({ botId, fencingToken: z.number().int().positive() }).optional(),
   }),
-  output: z.strictObject({
-    exitCode: z.number().int(),
-    stdout: z.string(),
-    stderr: z.string(),
-    timedOut: z.boolean(),
-    truncated: z.boolean(),
-  }),
+  output: execResult,
 });
 
 export const computerStop = defineContract({

@@ -1,14 +1,14 @@
 import { desktopActionSchema } from "@rakazo/protocol";
 import { z } from "zod";
-import { defineContract, ids } from "../define.ts";
-import { screenSlot } from "../views.ts";
+import { botId, computerId, defineContract } from "../define.ts";
+import { screenObservation } from "../views.ts";
 
 /** Desktop actions as the API accepts them (TOOL-1): @rakazo/protocol's one schema. */
 export const desktopAction = desktopActionSchema;
 
 const botTarget = {
-  computerId: z.string().regex(ids.computer),
-  botId: z.string().regex(ids.bot),
+  computerId,
+  botId,
   /** The caller's execution lease; without it, nobody else may hold the bot's lease. */
   fencingToken: z.number().int().positive().optional(),
   /** The caller's control lease token, while they control the bot (TKO-1). */
@@ -19,13 +19,7 @@ export const computerObserve = defineContract({
   name: "computer/observe",
   auth: "token",
   input: z.strictObject(botTarget),
-  output: z.strictObject({
-    pngBase64: z.string(),
-    width: z.number().int(),
-    height: z.number().int(),
-    frameHash: z.string(),
-    slot: screenSlot,
-  }),
+  output: screenObservation,
 });
 
 export const computerAct = defineContract({

@@ -11,8 +11,8 @@ import {
   pageSnapshotSchema,
 } from "@rakazo/protocol";
 import { z } from "zod";
-import { defineContract, ids, timestamp } from "../define.ts";
-import { screenSlot } from "../views.ts";
+import { computerId, defineContract, timestamp } from "../define.ts";
+import { commandFields, computerState, execFields, execResult, screenObservation } from "../views.ts";
 
 /** A caller-chosen name: printable, no control characters (it shows up in logs and UIs). */
 const callerName = z
@@ -20,19 +20,6 @@ const callerName = z
   .min(1)
   .max(200)
   .regex(/^[^\p{Cc}]+$/u, "expected printable text without control characters");
-
-const computerId = z.string().regex(ids.computer, "expected a computer id (cmp_…)");
-
-const computerState = z.enum([
-  "unprovisioned",
-  "provisioning",
-  "running",
-  "stopping",
-  "stopped",
-  "deleting",
-  "deleted",
-  "failed",
-]);
 
 export const externalComputerView = z.strictObject({
   computerId: z.string(),
@@ -83,29 +70,15 @@ export const externalComputerState = defineContract({
   output: z.strictObject({ computer: externalComputerView, screens: z.array(externalScreenView) }),
 });
 
-/** What names a command, the same for a foreground exec and a background process. */
-const commandFields = {
-  argv: z.array(z.string().max(100_000)).min(1).max(1_000),
-  cwd: z.string().max(4_096).optional(),
-  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional(),
-};
-
 export const externalComputerExec = defineContract({
   name: "external/computer/exec",
   auth: "external",
   input: z.strictObject({
     computerId,
     ...commandFields,
-    stdin: z.string().max(10_000_000).optional(),
-    timeoutMs: z.number().int().min(1).max(600_000).optional(),
+    ...execFields,
   }),
-  output: z.strictObject({
-    exitCode: z.number().int(),
-    stdout: z.string(),
-    stderr: z.string(),
-    timedOut: z.boolean(),
-    truncated: z.boolean(),
-  }),
+  output: execResult,
 });
 
 const workspacePath = z.string().min(1).max(4_096);
@@ -128,13 +101,7 @@ export const externalComputerObserve = defineContract({
   name: "external/computer/observe",
   auth: "external",
   input: z.strictObject(screenTarget),
-  output: z.strictObject({
-    pngBase64: z.string(),
-    width: z.number().int(),
-    height: z.number().int(),
-    frameHash: z.string(),
-    slot: screenSlot,
-  }),
+  output: screenObservation,
 });
 
 export const externalBrowserNavigate = defineContract({

@@ -4,9 +4,8 @@ import { MAX_ATTACHMENT_BYTES } from "@rakazo/protocol";
 export { MAX_ATTACHMENT_BYTES };
 
 import { z } from "zod";
-import { defineContract, ids, timestamp } from "../define.ts";
+import { attachmentId, botId, computerId, defineContract, timestamp } from "../define.ts";
 
-const computerId = z.string().regex(ids.computer, "expected a computer id (cmp_…)");
 const source = z.enum(["stored", "live"]);
 
 export const computerFilesList = defineContract({
@@ -38,8 +37,6 @@ export const computerFilesRead = defineContract({
 
 /** The base64 text of MAX_ATTACHMENT_BYTES bytes. */
 const MAX_BASE64_CHARS = Math.ceil(MAX_ATTACHMENT_BYTES / 3) * 4;
-const botId = z.string().regex(ids.bot, "expected a bot id (bot_…)");
-const attachmentId = z.string().regex(/^att_[a-z0-9]{20}$/, "expected an attachment id (att_…)");
 const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, "expected base64");
 
 /** A whole file's bytes (base64) as a download answers them. */

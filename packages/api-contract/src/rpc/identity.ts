@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineContract, ids } from "../define.ts";
+import { defineContract, spaceId } from "../define.ts";
 
 const name = z.string().trim().min(1).max(100);
 const spaceView = z.strictObject({ id: z.string(), name: z.string(), role: z.enum(["owner", "member"]) });
@@ -22,14 +22,14 @@ export const spaceList = defineContract({
 export const botCreate = defineContract({
   name: "bot/create",
   auth: "token",
-  input: z.strictObject({ spaceId: z.string().regex(ids.space), name }),
+  input: z.strictObject({ spaceId, name }),
   output: botView,
 });
 
 export const botList = defineContract({
   name: "bot/list",
   auth: "token",
-  input: z.strictObject({ spaceId: z.string().regex(ids.space) }),
+  input: z.strictObject({ spaceId }),
   output: z.array(botView),
 });
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineContract, ids } from "../define.ts";
+import { computerId, defineContract } from "../define.ts";
 import { computerView, networkPolicy } from "../views.ts";
 
 /**
@@ -9,9 +9,6 @@ import { computerView, networkPolicy } from "../views.ts";
 export const computerSetNetwork = defineContract({
   name: "computer/setNetwork",
   auth: "token",
-  input: z.strictObject({
-    computerId: z.string().regex(ids.computer, "expected a computer id (cmp_…)"),
-    network: networkPolicy,
-  }),
+  input: z.strictObject({ computerId, network: networkPolicy }),
   output: computerView,
 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineContract, ids, timestamp } from "../define.ts";
+import { computerId, defineContract, operationId, timestamp } from "../define.ts";
 import { computerView } from "../views.ts";
 
 /** A lifecycle operation (OPS-1/OPS-2): real stages, never percentages. */
@@ -18,13 +18,11 @@ export const operationView = z.strictObject({
 export const computerOperationsList = defineContract({
   name: "computer/operations",
   auth: "token",
-  input: z.strictObject({ computerId: z.string().regex(ids.computer, "expected a computer id (cmp_…)") }),
+  input: z.strictObject({ computerId }),
   output: z.array(operationView),
 });
 
-const byComputer = z.strictObject({
-  computerId: z.string().regex(ids.computer, "expected a computer id (cmp_…)"),
-});
+const byComputer = z.strictObject({ computerId });
 
 /** Rebuilds a running computer with the configured provider and image (OPS-1, OPS-3). */
 export const computerUpdate = defineContract({
@@ -46,7 +44,7 @@ export const computerReleaseInterrupted = defineContract({
   name: "computer/releaseInterrupted",
   auth: "token",
   input: z.strictObject({
-    id: z.string().regex(/^op_[a-z0-9]{20}$/, "expected an operation id (op_…)"),
+    id: operationId,
     // Optional in the schema so that leaving it out is refused with its own code
     // (WORKERS_STOPPED_REQUIRED), not a generic INVALID_INPUT (OPS-6).
     workersStopped: z.boolean().optional(),

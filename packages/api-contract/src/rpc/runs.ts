@@ -1,8 +1,7 @@
 import { z } from "zod";
-import { defineContract, ids } from "../define.ts";
+import { botId, computerId, defineContract, runId } from "../define.ts";
 import { leaseView, runView } from "../views.ts";
 
-const runId = z.string().regex(/^run_[a-z0-9]{20}$/, "expected a run id (run_…)");
 const fencingToken = z.number().int().positive();
 const ttlMs = z
   .number()
@@ -10,7 +9,7 @@ const ttlMs = z
   .min(1_000)
   .max(24 * 3_600_000)
   .optional();
-const botOnComputer = { computerId: z.string().regex(ids.computer), botId: z.string().regex(ids.bot) };
+const botOnComputer = { computerId, botId };
 
 export const runStart = defineContract({
   name: "run/start",

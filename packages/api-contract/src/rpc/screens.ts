@@ -1,13 +1,13 @@
 import { z } from "zod";
-import { defineContract, ids, timestamp } from "../define.ts";
+import { botId, computerId, defineContract, timestamp } from "../define.ts";
 import { screenSlot } from "../views.ts";
 
 export const computerScreenUrl = defineContract({
   name: "computer/screenUrl",
   auth: "token",
   input: z.strictObject({
-    computerId: z.string().regex(ids.computer),
-    botId: z.string().regex(ids.bot),
+    computerId,
+    botId,
     policy: z.enum(["view", "control"]),
     /** The URL's lifetime; at most the deployment's SCREEN_URL_MAX_TTL_SECONDS (else INVALID_INPUT). */
     ttlSeconds: z.number().int().min(10).optional(),
@@ -27,7 +27,7 @@ export const computerRevokeScreenUrl = defineContract({
   name: "computer/revokeScreenUrl",
   auth: "token",
   input: z.strictObject({
-    computerId: z.string().regex(ids.computer),
+    computerId,
     capabilityId: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/),
   }),
   /** How many open screen connections the revocation closed. */

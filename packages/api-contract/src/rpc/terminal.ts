@@ -1,6 +1,6 @@
 /** TRM-4: the browser terminal's capability URL. */
 import { z } from "zod";
-import { defineContract, ids, timestamp } from "../define.ts";
+import { botId, computerId, defineContract, timestamp } from "../define.ts";
 import { screenSlot } from "../views.ts";
 
 /**
@@ -14,8 +14,8 @@ export const computerTerminalUrl = defineContract({
   name: "computer/terminalUrl",
   auth: "token",
   input: z.strictObject({
-    computerId: z.string().regex(ids.computer),
-    botId: z.string().regex(ids.bot),
+    computerId,
+    botId,
     /** The URL's lifetime; at most the deployment's SCREEN_URL_MAX_TTL_SECONDS (else INVALID_INPUT). */
     ttlSeconds: z.number().int().min(10).optional(),
   }),
