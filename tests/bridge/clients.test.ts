@@ -6,12 +6,11 @@
 // session leaves alpha's computer running. Within one client, a session that adopted a computer
 // another live session holds does not destroy it on close; a restarted bridge lets alpha adopt
 // its own computer again from the scope alone.
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createExternalClient } from "@rakazo/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ExternalStack, startExternalStack } from "../support/external.ts";
 import { eventually } from "../support/system.ts";
+import { openMcpSession } from "./mcp-session.ts";
 
 let stack: ExternalStack;
 
@@ -40,34 +39,9 @@ async function live(): Promise<Map<string, { key: string; state: string }>> {
   return new Map(listed.map((c) => [c.computerId, { key: c.key, state: c.state }]));
 }
 
-type CallResult = { content: { type: string; text?: string }[]; isError?: boolean };
-
-/** An MCP session through the SDK's own streamable HTTP client, as `client`, for `conversation`. */
-async function mcpSession(client: "alpha" | "beta", conversation: string) {
-  const transport = new StreamableHTTPClientTransport(new URL(`${stack.bridgeUrl()}/mcp`), {
-    requestInit: {
-      headers: { authorization: `Bearer ${token(client)}`, "x-rakazo-conversation": conversation },
-    },
-  });
-  const mcp = new Client({ name: `bridge-clients-${client}`, version: "1.0.0" });
-  await mcp.connect(transport);
-  const raw = async (name: string, args: Record<string, unknown> = {}) =>
-    (await mcp.callTool({ name, arguments: args })) as CallResult;
-  return {
-    sessionId: transport.sessionId as string,
-    raw,
-    async call(name: string, args: Record<string, unknown> = {}) {
-      const result = await raw(name, args);
-      expect(result.isError, `${client} ${name}: ${JSON.stringify(result.content)}`).toBeFalsy();
-      return JSON.parse(result.content[0]?.text ?? "null");
-    },
-    /** DELETE, as a harness that ends its session does. */
-    async end() {
-      await transport.terminateSession();
-      await mcp.close();
-    },
-  };
-}
+/** An MCP session as `client`, for `conversation`. */
+const mcpSession = (client: "alpha" | "beta", conversation: string) =>
+  openMcpSession(stack.bridgeUrl(), token(client), conversation, `bridge-clients-${client}`);
 
 /** A tools/list on MCP session `sessionId` with `bearer`, by hand: status and body. */
 async function probeSession(bearer: string, sessionId: string) {

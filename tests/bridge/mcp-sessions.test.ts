@@ -9,6 +9,7 @@ import { createExternalClient } from "@rakazo/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ExternalStack, startExternalStack } from "../support/external.ts";
 import { eventually } from "../support/system.ts";
+import { openMcpSession } from "./mcp-session.ts";
 
 const IDLE_SECONDS = 1;
 let stack: ExternalStack;
@@ -34,33 +35,9 @@ async function liveIds(): Promise<Set<string>> {
   return new Set((await api.call("external/computer/list", {})).map((c) => c.computerId));
 }
 
-type CallResult = { content: { type: string; text?: string }[]; isError?: boolean };
-
-async function mcpSession(client: "alpha" | "beta", conversation: string) {
-  const transport = new StreamableHTTPClientTransport(new URL(`${stack.bridgeUrl()}/mcp`), {
-    requestInit: {
-      headers: { authorization: `Bearer ${token(client)}`, "x-rakazo-conversation": conversation },
-    },
-  });
-  const mcp = new Client({ name: `bridge-sessions-${client}`, version: "1.0.0" });
-  await mcp.connect(transport);
-  return {
-    sessionId: transport.sessionId as string,
-    async call(name: string, args: Record<string, unknown> = {}) {
-      const result = (await mcp.callTool({ name, arguments: args })) as CallResult;
-      expect(result.isError, `${name}: ${JSON.stringify(result.content)}`).toBeFalsy();
-      return JSON.parse(result.content[0]?.text ?? "null");
-    },
-    async end() {
-      await transport.terminateSession().catch(() => undefined);
-      await mcp.close();
-    },
-    /** Leaves without a DELETE, like MCP Inspector or a crashed harness. */
-    async abandon() {
-      await mcp.close();
-    },
-  };
-}
+/** An MCP session as `client`, for `conversation`. */
+const mcpSession = (client: "alpha" | "beta", conversation: string) =>
+  openMcpSession(stack.bridgeUrl(), token(client), conversation, `bridge-sessions-${client}`);
 
 const initialize = (bearer: string) =>
   fetch(`${stack.bridgeUrl()}/mcp`, {
