@@ -1,4 +1,4 @@
-import type { RpcName } from "@rakazo/api-contract";
+import { RPC_CONTRACTS, type RpcContracts, type RpcName } from "@rakazo/api-contract";
 import { computerActivity } from "./activity.ts";
 import { agentRun } from "./agent.ts";
 import {
@@ -57,73 +57,74 @@ import {
   runRequestTakeover,
   runStart,
 } from "./runs.ts";
-import { computerRevokeScreenUrl, computerScreenUrl, computerTerminalUrl } from "./screens.ts";
+import { computerRevokeScreenUrl, computerScreenUrl } from "./screens.ts";
 import { setupBootstrap } from "./setup.ts";
+import { computerTerminalUrl } from "./terminal.ts";
 
-/** Every served RPC, one handler per contract in @rakazo/api-contract (checked below). */
-export const RPCS = [
-  setupBootstrap,
-  spaceCreate,
-  spaceList,
-  botCreate,
-  botList,
-  tokenCreate,
-  tokenRevoke,
-  computerCreate,
-  computerGet,
-  computerList,
-  computerExec,
-  computerStop,
-  computerStart,
-  computerSetNetwork,
-  computerDelete,
-  computerObserve,
-  computerAct,
-  computerFilesList,
-  computerFilesRead,
-  computerFilesDownload,
-  computerFilesUpload,
-  computerFilesWrite,
-  computerAttachmentsList,
-  computerAttachmentsDownload,
-  computerActivity,
-  computerTakeControl,
-  computerReleaseControl,
-  computerStopBot,
-  computerOperationsList,
-  computerReleaseInterrupted,
-  computerUpdate,
-  computerRecover,
-  runStart,
-  runGet,
-  runHeartbeat,
-  runRequestTakeover,
-  runComplete,
-  runFail,
-  runCancel,
-  agentRun,
-  computerScreenUrl,
-  computerRevokeScreenUrl,
-  computerTerminalUrl,
-  externalComputerCreate,
-  externalComputerList,
-  externalComputerState,
-  externalComputerExec,
-  externalFileRead,
-  externalFileWrite,
-  externalComputerObserve,
-  externalBrowserNavigate,
-  externalBrowserSnapshot,
-  externalBrowserAct,
-  externalComputerDestroy,
-  externalProcessStart,
-  externalProcessRead,
-  externalProcessKill,
-] as const satisfies readonly RpcDefinition[];
+/**
+ * Every served RPC by name: one handler per contract in @rakazo/api-contract. The type makes
+ * the map exhaustive — a contract without a handler, a handler under a name the contract lacks
+ * or under another RPC's name fails to compile.
+ */
+export const HANDLERS: { readonly [N in RpcName]: RpcDefinition<RpcContracts[N]> } = {
+  "setup/bootstrap": setupBootstrap,
+  "space/create": spaceCreate,
+  "space/list": spaceList,
+  "bot/create": botCreate,
+  "bot/list": botList,
+  "token/create": tokenCreate,
+  "token/revoke": tokenRevoke,
+  "computer/create": computerCreate,
+  "computer/get": computerGet,
+  "computer/list": computerList,
+  "computer/exec": computerExec,
+  "computer/stop": computerStop,
+  "computer/start": computerStart,
+  "computer/setNetwork": computerSetNetwork,
+  "computer/delete": computerDelete,
+  "computer/observe": computerObserve,
+  "computer/act": computerAct,
+  "computer/files/list": computerFilesList,
+  "computer/files/read": computerFilesRead,
+  "computer/files/download": computerFilesDownload,
+  "computer/files/upload": computerFilesUpload,
+  "computer/files/write": computerFilesWrite,
+  "computer/attachments/list": computerAttachmentsList,
+  "computer/attachments/download": computerAttachmentsDownload,
+  "computer/activity": computerActivity,
+  "computer/takeControl": computerTakeControl,
+  "computer/releaseControl": computerReleaseControl,
+  "computer/stopBot": computerStopBot,
+  "computer/operations": computerOperationsList,
+  "computer/releaseInterrupted": computerReleaseInterrupted,
+  "computer/update": computerUpdate,
+  "computer/recover": computerRecover,
+  "run/start": runStart,
+  "run/get": runGet,
+  "run/heartbeat": runHeartbeat,
+  "run/requestTakeover": runRequestTakeover,
+  "run/complete": runComplete,
+  "run/fail": runFail,
+  "run/cancel": runCancel,
+  "agent/run": agentRun,
+  "computer/screenUrl": computerScreenUrl,
+  "computer/revokeScreenUrl": computerRevokeScreenUrl,
+  "computer/terminalUrl": computerTerminalUrl,
+  "external/computer/create": externalComputerCreate,
+  "external/computer/list": externalComputerList,
+  "external/computer/state": externalComputerState,
+  "external/computer/exec": externalComputerExec,
+  "external/file/read": externalFileRead,
+  "external/file/write": externalFileWrite,
+  "external/computer/observe": externalComputerObserve,
+  "external/browser/navigate": externalBrowserNavigate,
+  "external/browser/snapshot": externalBrowserSnapshot,
+  "external/browser/act": externalBrowserAct,
+  "external/computer/destroy": externalComputerDestroy,
+  "external/process/start": externalProcessStart,
+  "external/process/read": externalProcessRead,
+  "external/process/kill": externalProcessKill,
+};
 
-// A contract without a handler (or a handler for a name the contract lacks) fails to compile.
-type Served = (typeof RPCS)[number]["contract"]["name"];
-const everyContractServed: [Exclude<RpcName, Served>, Exclude<Served, RpcName>] extends [never, never]
-  ? true
-  : false = true;
-void everyContractServed;
+/** The handlers in the contract's order (which is also the order of /openapi.json's paths). */
+export const RPCS: readonly RpcDefinition[] = RPC_CONTRACTS.map((contract) => HANDLERS[contract.name]);

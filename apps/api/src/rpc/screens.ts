@@ -1,5 +1,5 @@
 import * as contracts from "@rakazo/api-contract";
-import { revokeScreenUrl, screenUrl, terminalUrl } from "@rakazo/services";
+import { revokeScreenUrl, screenUrl } from "@rakazo/services";
 import { defineRpc } from "./define.ts";
 
 export const computerScreenUrl = defineRpc(
@@ -22,18 +22,4 @@ export const computerRevokeScreenUrl = defineRpc(
   contracts.computerRevokeScreenUrl,
   (ctx, caller, input) => revokeScreenUrl(ctx, caller, input),
   { activity: (input) => ({ computerId: input.computerId, line: "revoke_screen_url" }) },
-);
-
-export const computerTerminalUrl = defineRpc(
-  contracts.computerTerminalUrl,
-  (ctx, caller, input) => terminalUrl(ctx, caller, input),
-  {
-    // Never the URL: it carries the capability.
-    activity: (input, outcome) => ({
-      computerId: input.computerId,
-      botId: input.botId,
-      line: "terminal_url",
-      details: outcome.ok ? { expiresAt: outcome.result.expiresAt, slot: outcome.result.slot } : {},
-    }),
-  },
 );
