@@ -66,7 +66,7 @@ import { computerTerminalUrl } from "./terminal.ts";
  * the map exhaustive — a contract without a handler, a handler under a name the contract lacks
  * or under another RPC's name fails to compile.
  */
-export const HANDLERS: { readonly [N in RpcName]: RpcDefinition<RpcContracts[N]> } = {
+const HANDLERS: { readonly [N in RpcName]: RpcDefinition<RpcContracts[N]> } = {
   "setup/bootstrap": setupBootstrap,
   "space/create": spaceCreate,
   "space/list": spaceList,
