@@ -57,6 +57,9 @@ export const spaceMembers = pgTable(
 );
 
 /** Bearer tokens: only a SHA-256 of the secret is stored; the secret is shown once. */
+export const API_TOKEN_KINDS = ["api", "web_session"] as const;
+export type ApiTokenKind = (typeof API_TOKEN_KINDS)[number];
+
 export const apiTokens = pgTable(
   "api_tokens",
   {
@@ -65,9 +68,14 @@ export const apiTokens = pgTable(
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
+    /** `api` (a person's own, for scripts and the CLI) or `web_session` (the web app's sign-in). */
+    kind: text("kind").$type<ApiTokenKind>().notNull().default("api"),
     secretHash: text("secret_hash").notNull(),
     createdAt: createdAt(),
+    /** Refreshed at most once a minute per token, so authentication stays one read. */
     lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
+    /** After it the token is refused; null: it lasts until revoked. */
+    expiresAt: timestamp("expires_at", { withTimezone: true }),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
   },
   (t) => [uniqueIndex("api_tokens_secret_hash_uq").on(t.secretHash)],
