@@ -1,6 +1,7 @@
 // First-run setup and bearer tokens: stored only as hashes, compared in constant time,
 // never logged (security.md "Tokens and tenancy").
 import { apiTokens } from "@rakazo/db";
+import { eq } from "drizzle-orm";
 import { afterAll, describe, expect, it } from "vitest";
 import { createTestSystem, type TestSystem } from "../support/system.ts";
 
@@ -76,6 +77,65 @@ describe("API tokens", () => {
     expect(revoked.json.result).toEqual({ revoked: true, tokenId: session.id });
     expect((await s.rpc("space/list", {}, session.token)).json.error.code).toBe("UNAUTHENTICATED");
     expect((await s.rpc("space/list", {}, token)).status).toBe(200);
+  });
+
+  it("token/list shows the caller's live tokens with kind, times and which one is calling — never a secret", async () => {
+    const s = await system();
+    const { token } = (await s.rpc("setup/bootstrap", {})).json.result;
+    const ci = (await s.rpc("token/create", { name: "ci" }, token)).json.result;
+    expect(ci).toMatchObject({ kind: "api", expiresAt: null });
+    const before = Date.now();
+    const web = (await s.rpc("token/create", { name: "web session", kind: "web_session" }, token)).json
+      .result;
+    // A web session ends 12 hours after it was minted unless told otherwise.
+    const expires = Date.parse(web.expiresAt);
+    expect(expires - before).toBeGreaterThanOrEqual(12 * 3_600_000 - 1_000);
+    expect(expires - before).toBeLessThanOrEqual(12 * 3_600_000 + 5_000);
+
+    const listed = await s.rpc("token/list", {}, ci.token);
+    expect(listed.status).toBe(200);
+    const rows = listed.json.result as { id: string; name: string; kind: string; current: boolean }[];
+    expect(rows.map((t) => [t.name, t.kind, t.current])).toEqual([
+      ["web session", "web_session", false],
+      ["ci", "api", true],
+      ["bootstrap", "api", false],
+    ]);
+    expect(JSON.stringify(rows)).not.toMatch(/rkz_|secret|hash/i);
+    // Authenticating marks the token used.
+    expect(listed.json.result[1].lastUsedAt).not.toBeNull();
+    expect(listed.json.result[0].lastUsedAt).toBeNull();
+  });
+
+  it("token/revoke with a tokenId revokes that token of the caller's; then it is gone from the list", async () => {
+    const s = await system();
+    const { token } = (await s.rpc("setup/bootstrap", {})).json.result;
+    const ci = (await s.rpc("token/create", { name: "ci" }, token)).json.result;
+    const revoked = await s.rpc("token/revoke", { tokenId: ci.id }, token);
+    expect(revoked.json.result).toEqual({ revoked: true, tokenId: ci.id });
+    expect((await s.rpc("space/list", {}, ci.token)).json.error.code).toBe("UNAUTHENTICATED");
+    expect((await s.rpc("space/list", {}, token)).status).toBe(200);
+    const ids = (await s.rpc("token/list", {}, token)).json.result.map((t: { id: string }) => t.id);
+    expect(ids).not.toContain(ci.id);
+    // Revoking it again, or a malformed id: refused with a stable code.
+    expect((await s.rpc("token/revoke", { tokenId: ci.id }, token)).json.error.code).toBe("NOT_FOUND");
+    expect((await s.rpc("token/revoke", { tokenId: "nope" }, token)).json.error.code).toBe("INVALID_INPUT");
+  });
+
+  it("an expired token is refused and no longer listed", async () => {
+    const s = await system();
+    const { token } = (await s.rpc("setup/bootstrap", {})).json.result;
+    const brief = (await s.rpc("token/create", { name: "brief", ttlSeconds: 60 }, token)).json.result;
+    expect((await s.rpc("space/list", {}, brief.token)).status).toBe(200);
+    await s.ctx.db
+      .update(apiTokens)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(apiTokens.id, brief.id));
+    expect((await s.rpc("space/list", {}, brief.token)).json.error.code).toBe("UNAUTHENTICATED");
+    const ids = (await s.rpc("token/list", {}, token)).json.result.map((t: { id: string }) => t.id);
+    expect(ids).not.toContain(brief.id);
+    expect((await s.rpc("token/create", { name: "x", ttlSeconds: 5 }, token)).json.error.code).toBe(
+      "INVALID_INPUT",
+    );
   });
 
   it("/health answers with the active provider", async () => {

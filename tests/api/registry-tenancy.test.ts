@@ -28,12 +28,33 @@ beforeAll(async () => {
   const bobRun = await system
     .client(bob.token)
     .call("run/start", { computerId: bobComputer, botId: bob.botId });
-  own = { spaceId: alice.spaceId, computerId: aliceComputer, botId: alice.botId, runId: MISSING_IDS.runId };
-  foreign = { spaceId: bob.spaceId, computerId: bobComputer, botId: bob.botId, runId: bobRun.run.id };
+  // Each tenant's own API token: a token id names a row of that person's (token/revoke).
+  const tokenIdOf = async (token: string) =>
+    (await system.client(token).call("token/list", {})).find((t) => t.current)?.id ?? "";
+  own = {
+    spaceId: alice.spaceId,
+    computerId: aliceComputer,
+    botId: alice.botId,
+    runId: MISSING_IDS.runId,
+    tokenId: await tokenIdOf(alice.token),
+  };
+  foreign = {
+    spaceId: bob.spaceId,
+    computerId: bobComputer,
+    botId: bob.botId,
+    runId: bobRun.run.id,
+    tokenId: await tokenIdOf(bob.token),
+  };
 }, 60_000);
 afterAll(() => system.close());
 
-const idKeys = new Set<string>(["spaceId", "computerId", "botId", "runId"] satisfies (keyof ExampleIds)[]);
+const idKeys = new Set<string>([
+  "spaceId",
+  "computerId",
+  "botId",
+  "runId",
+  "tokenId",
+] satisfies (keyof ExampleIds)[]);
 
 /** Refusals other than NOT_FOUND (still identical for foreign and missing ids), and why. */
 const OTHER_REFUSALS: Readonly<Record<string, string>> = {
@@ -66,6 +87,7 @@ describe("a foreign id is answered exactly like a missing one", () => {
       "run/get",
       "run/heartbeat",
       "agent/run",
+      "token/revoke",
     ]) {
       expect(covered.has(name), name).toBe(true);
     }
@@ -78,7 +100,7 @@ describe("a foreign id is answered exactly like a missing one", () => {
           "space/create",
           "space/list",
           "token/create",
-          "token/revoke",
+          "token/list",
           // Takes an operation id (`id`), refused outside the server owner's own spaces with
           // OPERATION_IN_OTHER_SPACE — a server-owner-only verb (tests/ops/interrupted.test.ts).
           "computer/releaseInterrupted",
@@ -105,8 +127,9 @@ describe("a foreign id is answered exactly like a missing one", () => {
     });
   });
 
-  it("B's computer and run are untouched by A's attempts", async () => {
+  it("B's computer, run and token are untouched by A's attempts", async () => {
     const asBob = system.client(bobToken);
+    expect((await asBob.call("token/list", {})).map((t) => t.id)).toContain(foreign.tokenId);
     expect((await asBob.call("computer/get", { computerId: foreign.computerId })).state).toBe("running");
     expect((await asBob.call("run/get", { runId: foreign.runId })).status).toBe("running");
     // B's space holds its Team Computer (CMP-1) and the running one: both still there.

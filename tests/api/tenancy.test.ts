@@ -56,3 +56,19 @@ describe("a member of space A cannot reach space B's computer", () => {
     expect(exec.stdout).toBe("mine\n");
   });
 });
+
+describe("a person's tokens are their own", () => {
+  it("token/list shows only the caller's tokens; another's token id is revoked like a missing one", async () => {
+    const bobsTokens = await system.client(bob.token).call("token/list", {});
+    const bobsToken = bobsTokens.find((t) => t.current)?.id ?? "";
+    const alicesTokens = await system.client(alice.token).call("token/list", {});
+    expect(alicesTokens.map((t) => t.id)).not.toContain(bobsToken);
+    expect(alicesTokens.length).toBeGreaterThan(0);
+
+    const foreign = await system.rpc("token/revoke", { tokenId: bobsToken }, alice.token);
+    const absent = await system.rpc("token/revoke", { tokenId: `tok_${"z".repeat(20)}` }, alice.token);
+    expect(foreign.status).toBe(404);
+    expect(foreign.json).toEqual(absent.json);
+    expect((await system.client(bob.token).call("space/list", {})).length).toBe(1);
+  });
+});

@@ -11,6 +11,7 @@ export interface ExampleIds {
   readonly computerId: string;
   readonly botId: string;
   readonly runId: string;
+  readonly tokenId: string;
 }
 
 /** Example keys ending in `Id` that name no tenant-owned row (so are not swapped), and why. */
@@ -24,6 +25,7 @@ export const MISSING_IDS: ExampleIds = {
   computerId: `cmp_${"z".repeat(20)}`,
   botId: `bot_${"z".repeat(20)}`,
   runId: `run_${"z".repeat(20)}`,
+  tokenId: `tok_${"z".repeat(20)}`,
 };
 
 type Examples = { readonly [N in RpcName]: (ids: ExampleIds) => RpcInput<N> };
@@ -35,7 +37,8 @@ export const RPC_EXAMPLES: Examples = {
   "bot/create": ({ spaceId }) => ({ spaceId, name: "Ada" }),
   "bot/list": ({ spaceId }) => ({ spaceId }),
   "token/create": () => ({ name: "ci" }),
-  "token/revoke": () => ({}),
+  "token/list": () => ({}),
+  "token/revoke": ({ tokenId }) => ({ tokenId }),
   "computer/create": ({ spaceId, botId }) => ({ spaceId, botId, mode: "private", name: "box" }),
   "computer/get": ({ computerId }) => ({ computerId }),
   "computer/list": ({ spaceId }) => ({ spaceId }),

@@ -36,6 +36,7 @@ const ID_PREFIXES = {
   operation: "op",
   event: "evt",
   attachment: "att",
+  token: "tok",
 } as const;
 
 /** An id of one kind; a malformed one is refused with a message naming the kind and its prefix. */
@@ -54,6 +55,7 @@ export const runId = idOf("run");
 export const operationId = idOf("operation");
 export const eventId = idOf("event");
 export const attachmentId = idOf("attachment");
+export const tokenId = idOf("token");
 
 /**
  * A timestamp: services may hand over a Date (JSON turns it into its ISO string) or the

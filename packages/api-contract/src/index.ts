@@ -42,7 +42,15 @@ import {
   computerFilesUpload,
   computerFilesWrite,
 } from "./rpc/files.ts";
-import { botCreate, botList, spaceCreate, spaceList, tokenCreate, tokenRevoke } from "./rpc/identity.ts";
+import {
+  botCreate,
+  botList,
+  spaceCreate,
+  spaceList,
+  tokenCreate,
+  tokenList,
+  tokenRevoke,
+} from "./rpc/identity.ts";
 import { computerSetNetwork } from "./rpc/network.ts";
 import {
   computerOperationsList,
@@ -88,6 +96,7 @@ export const RPC_CONTRACTS = [
   botCreate,
   botList,
   tokenCreate,
+  tokenList,
   tokenRevoke,
   computerCreate,
   computerGet,

@@ -3,9 +3,10 @@ import {
   createApiToken,
   createBot,
   createSpace,
+  listApiTokens,
   listBots,
   listSpaces,
-  revokeCallerToken,
+  revokeApiToken,
 } from "@rakazo/services";
 import { defineRpc } from "./define.ts";
 
@@ -25,4 +26,8 @@ export const tokenCreate = defineRpc(contracts.tokenCreate, (ctx, caller, input)
   createApiToken(ctx, caller, input),
 );
 
-export const tokenRevoke = defineRpc(contracts.tokenRevoke, (ctx, caller) => revokeCallerToken(ctx, caller));
+export const tokenList = defineRpc(contracts.tokenList, (ctx, caller) => listApiTokens(ctx, caller));
+
+export const tokenRevoke = defineRpc(contracts.tokenRevoke, (ctx, caller, input) =>
+  revokeApiToken(ctx, caller, input),
+);

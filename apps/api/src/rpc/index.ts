@@ -37,7 +37,15 @@ import {
   computerFilesUpload,
   computerFilesWrite,
 } from "./files.ts";
-import { botCreate, botList, spaceCreate, spaceList, tokenCreate, tokenRevoke } from "./identity.ts";
+import {
+  botCreate,
+  botList,
+  spaceCreate,
+  spaceList,
+  tokenCreate,
+  tokenList,
+  tokenRevoke,
+} from "./identity.ts";
 import { computerSetNetwork } from "./network.ts";
 import {
   computerOperationsList,
@@ -73,6 +81,7 @@ const HANDLERS: { readonly [N in RpcName]: RpcDefinition<RpcContracts[N]> } = {
   "bot/create": botCreate,
   "bot/list": botList,
   "token/create": tokenCreate,
+  "token/list": tokenList,
   "token/revoke": tokenRevoke,
   "computer/create": computerCreate,
   "computer/get": computerGet,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineContract, spaceId } from "../define.ts";
+import { defineContract, spaceId, timestamp, tokenId } from "../define.ts";
 
 const name = z.string().trim().min(1).max(100);
 const spaceView = z.strictObject({ id: z.string(), name: z.string(), role: z.enum(["owner", "member"]) });
@@ -33,18 +33,60 @@ export const botList = defineContract({
   output: z.array(botView),
 });
 
+const tokenKind = z.enum(["api", "web_session"]);
+
+/**
+ * A further token for the caller. `web_session` is the web app's sign-in (it expires, 12 hours
+ * unless `ttlSeconds` says otherwise); an `api` token lasts until revoked unless given `ttlSeconds`.
+ */
 export const tokenCreate = defineContract({
   name: "token/create",
   auth: "token",
-  input: z.strictObject({ name }),
+  input: z.strictObject({
+    name,
+    kind: tokenKind.optional(),
+    ttlSeconds: z
+      .number()
+      .int()
+      .min(60)
+      .max(366 * 24 * 3600)
+      .optional(),
+  }),
   /** The secret is shown once; only its hash is stored. */
-  output: z.strictObject({ id: z.string(), token: z.string() }),
+  output: z.strictObject({
+    id: z.string(),
+    token: z.string(),
+    kind: tokenKind,
+    expiresAt: timestamp.nullable(),
+  }),
 });
 
-/** Revokes the token that makes this call (the web app's sign-out); it is refused from then on. */
+/** The caller's live tokens (never a secret); `current` marks the one making this call. */
+export const tokenList = defineContract({
+  name: "token/list",
+  auth: "token",
+  input: z.strictObject({}),
+  output: z.array(
+    z.strictObject({
+      id: z.string(),
+      name: z.string(),
+      kind: tokenKind,
+      createdAt: timestamp,
+      lastUsedAt: timestamp.nullable(),
+      expiresAt: timestamp.nullable(),
+      current: z.boolean(),
+    }),
+  ),
+});
+
+/**
+ * Revokes one of the caller's own tokens, or without `tokenId` the token making this call (the
+ * web app's sign-out); it is refused from then on. Another person's token answers NOT_FOUND,
+ * as a missing one does.
+ */
 export const tokenRevoke = defineContract({
   name: "token/revoke",
   auth: "token",
-  input: z.strictObject({}),
+  input: z.strictObject({ tokenId: tokenId.optional() }),
   output: z.strictObject({ revoked: z.literal(true), tokenId: z.string() }),
 });

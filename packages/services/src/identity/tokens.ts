@@ -1,11 +1,15 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { apiTokens, builtOnce, newId } from "@rakazo/db";
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { type ApiTokenKind, apiTokens, builtOnce, newId } from "@rakazo/db";
+import { and, desc, eq, gt, isNull, or, sql } from "drizzle-orm";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 
 const TOKEN_PREFIX = "rkz_";
 const TOKEN_SHAPE = /^rkz_[A-Za-z0-9]{43}$/;
+/** A web session's lifetime when its creator names none: the web app's sign-in lasts a day's work. */
+export const WEB_SESSION_TTL_SECONDS = 12 * 3600;
+/** `last_used_at` is written when it is older than this, not on every request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** 256 random bits, base62 — shown once; only its SHA-256 is stored. */
 export function generateTokenSecret(): string {
@@ -26,15 +30,24 @@ export function hashTokenSecret(secret: string): string {
 
 export async function issueToken(
   ctx: Pick<ServiceContext, "db">,
-  input: { userId: string; name: string },
+  input: { userId: string; name: string; kind?: ApiTokenKind; expiresAt?: Date | null },
 ): Promise<{ id: string; secret: string }> {
   const secret = generateTokenSecret();
   const id = newId("token");
-  await ctx.db
-    .insert(apiTokens)
-    .values({ id, userId: input.userId, name: input.name, secretHash: hashTokenSecret(secret) });
+  await ctx.db.insert(apiTokens).values({
+    id,
+    userId: input.userId,
+    name: input.name,
+    kind: input.kind ?? "api",
+    secretHash: hashTokenSecret(secret),
+    expiresAt: input.expiresAt ?? null,
+  });
   return { id, secret };
 }
+
+/** A token that still answers: neither revoked nor past its expiry. */
+const live = () =>
+  and(isNull(apiTokens.revokedAt), or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, sql`now()`)));
 
 /**
  * Resolves a bearer secret to its user. The lookup is by hash (an index hit that reveals
@@ -43,9 +56,14 @@ export async function issueToken(
 // Every authenticated request runs this: built once per database handle.
 const tokenByHash = builtOnce((db) =>
   db
-    .select({ id: apiTokens.id, userId: apiTokens.userId, secretHash: apiTokens.secretHash })
+    .select({
+      id: apiTokens.id,
+      userId: apiTokens.userId,
+      secretHash: apiTokens.secretHash,
+      lastUsedAt: apiTokens.lastUsedAt,
+    })
     .from(apiTokens)
-    .where(and(eq(apiTokens.secretHash, sql.placeholder("hash")), isNull(apiTokens.revokedAt)))
+    .where(and(eq(apiTokens.secretHash, sql.placeholder("hash")), live()))
     .limit(1)
     .prepare("token_by_hash"),
 );
@@ -61,27 +79,61 @@ export async function authenticateToken(
   if (!row || !timingSafeEqual(Buffer.from(row.secretHash, "hex"), Buffer.from(hash, "hex"))) {
     throw new AppError("UNAUTHENTICATED", "a valid bearer token is required");
   }
+  if (row.lastUsedAt === null || Date.now() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS)
+    await ctx.db.update(apiTokens).set({ lastUsedAt: new Date() }).where(eq(apiTokens.id, row.id));
   return { userId: row.userId, tokenId: row.id };
 }
 
-/** A further token for the calling user (e.g. one per script); the secret is shown once. */
+/**
+ * A further token for the calling user (one per script, or a web session); the secret is shown
+ * once. A web session expires after `ttlSeconds`, 12 hours by default; an API token only when
+ * given `ttlSeconds`.
+ */
 export async function createApiToken(
   ctx: Pick<ServiceContext, "db">,
   caller: Caller,
-  input: { name: string },
-): Promise<{ id: string; token: string }> {
-  const issued = await issueToken(ctx, { userId: caller.userId, name: input.name });
-  return { id: issued.id, token: issued.secret };
+  input: { name: string; kind?: ApiTokenKind | undefined; ttlSeconds?: number | undefined },
+): Promise<{ id: string; token: string; kind: ApiTokenKind; expiresAt: Date | null }> {
+  const kind = input.kind ?? "api";
+  const ttlSeconds = input.ttlSeconds ?? (kind === "web_session" ? WEB_SESSION_TTL_SECONDS : undefined);
+  const expiresAt = ttlSeconds === undefined ? null : new Date(Date.now() + ttlSeconds * 1000);
+  const issued = await issueToken(ctx, { userId: caller.userId, name: input.name, kind, expiresAt });
+  return { id: issued.id, token: issued.secret, kind, expiresAt };
 }
 
-/** Revokes the calling token (the web app's sign-out): every later call with it is refused. */
-export async function revokeCallerToken(
+/** The calling user's live tokens, newest first; never a secret or its hash. */
+export async function listApiTokens(ctx: Pick<ServiceContext, "db">, caller: Caller) {
+  const rows = await ctx.db
+    .select({
+      id: apiTokens.id,
+      name: apiTokens.name,
+      kind: apiTokens.kind,
+      createdAt: apiTokens.createdAt,
+      lastUsedAt: apiTokens.lastUsedAt,
+      expiresAt: apiTokens.expiresAt,
+    })
+    .from(apiTokens)
+    .where(and(eq(apiTokens.userId, caller.userId), live()))
+    .orderBy(desc(apiTokens.createdAt), apiTokens.id);
+  return rows.map((row) => ({ ...row, current: row.id === caller.tokenId }));
+}
+
+/**
+ * Revokes one of the calling user's tokens, or without `tokenId` the calling token itself (the
+ * web app's sign-out); every later call with it is refused. Another user's token, a revoked or
+ * an expired one answers like a missing one.
+ */
+export async function revokeApiToken(
   ctx: Pick<ServiceContext, "db">,
   caller: Caller,
+  input: { tokenId?: string | undefined } = {},
 ): Promise<{ revoked: true; tokenId: string }> {
-  await ctx.db
+  const tokenId = input.tokenId ?? caller.tokenId;
+  const revoked = await ctx.db
     .update(apiTokens)
     .set({ revokedAt: new Date() })
-    .where(and(eq(apiTokens.id, caller.tokenId), eq(apiTokens.userId, caller.userId)));
-  return { revoked: true, tokenId: caller.tokenId };
+    .where(and(eq(apiTokens.id, tokenId), eq(apiTokens.userId, caller.userId), live()))
+    .returning({ id: apiTokens.id });
+  if (revoked.length === 0) throw new AppError("NOT_FOUND", "no such token");
+  return { revoked: true, tokenId };
 }
