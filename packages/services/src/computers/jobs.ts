@@ -16,9 +16,8 @@ import { destroyComputerHome } from "../homes/destroy.ts";
 import { prepareComputerHome, restoreComputerHome } from "../homes/restore.ts";
 import { runRecoverJob, runUpdateJob } from "../operations/update.ts";
 import { markRunningIfProvisioning } from "./mark-running.ts";
-import { networkOf } from "./network.ts";
 import { beginOperation, updateOperation } from "./operations.ts";
-import { sizingOf } from "./sizing.ts";
+import { provisionRequestOf } from "./provision-spec.ts";
 
 type ComputerJob = { computerId: string; operationId: string };
 
@@ -91,14 +90,7 @@ export async function runProvisionJob(
   try {
     // PER-2: a machine that mounts its home gets it brought up to the stored revision first.
     if (providerMountsHome(ctx)) await prepareComputerHome(ctx, { computer });
-    const result = await ctx.provider.provision({
-      computerId: computer.id,
-      mode: computer.mode,
-      homeKey: computer.homeKey,
-      ref: ownRef(ctx, computer),
-      sizing: sizingOf(computer),
-      network: networkOf(computer),
-    });
+    const result = await ctx.provider.provision(provisionRequestOf(computer, ownRef(ctx, computer)));
     // A new or replacement machine imports the latest stored workspace before use (PER-2, PRV-3).
     if (result.replaced && !providerMountsHome(ctx)) {
       await updateOperation(ctx, job.operationId, { stage: "restoring" });

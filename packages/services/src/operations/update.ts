@@ -21,8 +21,8 @@ import {
   recordOperation,
   updateOperation,
 } from "../computers/operations.ts";
+import { provisionRequestOf } from "../computers/provision-spec.ts";
 import { assertWithinSpaceQuota } from "../computers/quota.ts";
-import { sizingOf } from "../computers/sizing.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 import { checkpointComputerHome } from "../homes/checkpoint.ts";
@@ -112,13 +112,7 @@ async function bringUp(ctx: ServiceContext, job: Job, ref: string | null): Promi
   if (!computer) throw new Error("computer is gone");
   await updateOperation(ctx, job.operationId, { stage: "provisioning" });
   if (providerMountsHome(ctx)) await prepareComputerHome(ctx, { computer });
-  const result = await ctx.provider.provision({
-    computerId: computer.id,
-    mode: computer.mode,
-    homeKey: computer.homeKey,
-    ref,
-    sizing: sizingOf(computer),
-  });
+  const result = await ctx.provider.provision(provisionRequestOf(computer, ref));
   if (result.replaced && !providerMountsHome(ctx)) {
     await updateOperation(ctx, job.operationId, { stage: "restoring" });
     await restoreComputerHome(ctx, {
