@@ -7,12 +7,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createProvider, isSandboxError, type SandboxProvider } from "@rakazo/sandbox";
+import { requireDocker } from "@rakazo/sandbox/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COMPUTER_IMAGE, dockerUnavailable } from "../support/docker.ts";
+import { COMPUTER_IMAGE } from "../support/docker.ts";
 import { buildSupervisorOverlay } from "../support/supervisor-overlay.ts";
 
-const unavailable = await dockerUnavailable();
-if (unavailable) console.log(`desktop-capacity.docker: skipped, ${unavailable}`);
+const gate = await requireDocker("desktop admission on a 1 GiB Docker computer");
 
 const MIB = 1024 ** 2;
 /** Far more than fit in 1 GiB: the fill loop must be refused long before this. */
@@ -43,7 +43,7 @@ async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T 
   return { ms: performance.now() - started, value };
 }
 
-describe.skipIf(unavailable !== undefined)("desktop admission on a 1 GiB Docker computer (issue 12)", () => {
+describe.skipIf(gate.skip)(gate.title, () => {
   let overlay: ReturnType<typeof buildSupervisorOverlay>;
   let provider: SandboxProvider;
   let dataDir = "";

@@ -13,12 +13,12 @@ import {
   type SandboxProvider,
   type SupervisedDesktop,
 } from "@rakazo/sandbox";
+import { requireDocker } from "@rakazo/sandbox/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COMPUTER_IMAGE, dockerUnavailable } from "../support/docker.ts";
+import { COMPUTER_IMAGE } from "../support/docker.ts";
 import { buildSupervisorOverlay } from "../support/supervisor-overlay.ts";
 
-const unavailable = await dockerUnavailable();
-if (unavailable) console.log(`profiles-120.docker: skipped, ${unavailable}`);
+const gate = await requireDocker("120 bots' profiles on one Docker computer");
 
 const BOTS = 120;
 /** Desktops used at once: enough to finish in minutes on 1.5 CPUs, far below the computer's room. */
@@ -40,7 +40,7 @@ require("node:http").createServer((req, res) => {
 }).listen(8091, "127.0.0.1");
 `;
 
-describe.skipIf(unavailable !== undefined)("120 bots' profiles on one Docker computer (issue 12)", () => {
+describe.skipIf(gate.skip)(gate.title, () => {
   let overlay: ReturnType<typeof buildSupervisorOverlay>;
   let provider: SandboxProvider;
   let dataDir = "";

@@ -5,13 +5,13 @@
 // restored, because tool state lives under the persistent home (PRV-5, PER-1).
 
 import { createProvider } from "@rakazo/sandbox";
+import { requireDocker } from "@rakazo/sandbox/testing";
 import { snapshotPage } from "@rakazo/services";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COMPUTER_IMAGE, dockerUnavailable } from "../support/docker.ts";
+import { COMPUTER_IMAGE } from "../support/docker.ts";
 import { createTestSystem, eventually, type TestSystem } from "../support/system.ts";
 
-const unavailable = await dockerUnavailable();
-if (unavailable) console.log(`team-computer.docker: skipped, ${unavailable}`);
+const gate = await requireDocker("the Team Computer on Docker");
 
 const PORT = 18_766;
 const TAB_ONE = `one=${Math.random().toString(36).slice(2, 10)}`;
@@ -35,7 +35,7 @@ http.createServer((req, res) => {
 }).listen(${PORT}, "127.0.0.1");
 `;
 
-describe.skipIf(unavailable !== undefined)("the Team Computer on Docker", () => {
+describe.skipIf(gate.skip)(gate.title, () => {
   let system: TestSystem;
   let tenant: Awaited<ReturnType<TestSystem["newTenant"]>>;
   let computerId: string;

@@ -8,17 +8,14 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { computerOperations, computers } from "@rakazo/db";
 import { createProvider } from "@rakazo/sandbox";
+import { requireDocker } from "@rakazo/sandbox/testing";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COMPUTER_IMAGE, dockerUnavailable } from "../support/docker.ts";
+import { COMPUTER_IMAGE } from "../support/docker.ts";
 import { buildSupervisorOverlay } from "../support/supervisor-overlay.ts";
 import { createTestSystem, eventually, type TestSystem } from "../support/system.ts";
 
-const unavailable = await dockerUnavailable();
-if (unavailable) {
-  if (process.env.CI === "true") throw new Error(`update-network.docker: ${unavailable}`);
-  console.log(`update-network.docker: skipped, ${unavailable}`);
-}
+const gate = await requireDocker("a rebuilt computer keeps its network policy");
 
 const tag = randomBytes(4).toString("hex");
 const NETWORK = `rakazo-upnet-${tag}`;
@@ -29,7 +26,7 @@ const MARKER = "UPDATE-NETWORK-FIXTURE";
 const docker = (...args: string[]): string =>
   execFileSync("docker", args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
 
-describe.skipIf(unavailable !== undefined)("a rebuilt computer keeps its network policy", () => {
+describe.skipIf(gate.skip)(gate.title, () => {
   let overlay: ReturnType<typeof buildSupervisorOverlay> | undefined;
   let system: TestSystem;
   let owner: Awaited<ReturnType<TestSystem["newTenant"]>>;
