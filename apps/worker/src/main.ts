@@ -46,13 +46,19 @@ function touch(file: string): () => Promise<void> {
   return () => writeFile(file, `${new Date().toISOString()}\n`);
 }
 
+/**
+ * SIGTERM (`docker compose stop/down`, the launcher's stop and Ctrl-C) and SIGINT stop the
+ * deployment's running computers with the control plane; SIGUSR2 (`./rakazo stop
+ * --keep-computers`) leaves them running.
+ */
 let stopping = false;
-async function shutdown(signal: string): Promise<void> {
+async function shutdown(signal: string, computers: "stop" | "keep"): Promise<void> {
   if (stopping) return;
   stopping = true;
-  log.info("worker.stopping", { signal });
-  await worker.stop();
+  log.info("worker.stopping", { signal, computers });
+  await worker.stop({ computers });
   process.exit(0);
 }
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
-process.on("SIGINT", () => void shutdown("SIGINT"));
+process.on("SIGTERM", () => void shutdown("SIGTERM", "stop"));
+process.on("SIGINT", () => void shutdown("SIGINT", "stop"));
+process.on("SIGUSR2", () => void shutdown("SIGUSR2", "keep"));

@@ -1,5 +1,5 @@
 import { newId } from "@rakazo/db";
-import { registerJobHandlers } from "@rakazo/jobs";
+import { JOB_NAMES, registerJobHandlers } from "@rakazo/jobs";
 import type { Logger } from "@rakazo/log";
 import type { Runtime } from "@rakazo/runtime";
 import {
@@ -8,9 +8,11 @@ import {
   endLapsedRuns,
   type IdlePolicy,
   interruptSilentOperations,
+  leaveWorkerPool,
   reconcileHomeObjects,
   republishQueuedOperations,
   type ServiceContext,
+  stopDeploymentComputers,
   sweepIdleComputers,
 } from "@rakazo/services";
 import { type AgentHostOptions, agentRunHandler } from "./agent-runs.ts";
@@ -31,7 +33,29 @@ export interface WorkerOptions {
   readonly reconcileIntervalMs?: number;
   /** The operations reconciler (OPS-4): republishes missed enqueues, ends runs whose host is gone. */
   readonly reconciler?: ReconcilerOptions;
+  /** How the last worker stops the deployment's computers when it stops (`stop({ computers: "stop" })`). */
+  readonly shutdown?: ShutdownOptions;
 }
+
+export interface ShutdownOptions {
+  /** Computers stopped at once (checkpoint and container work share the host's cores). */
+  readonly concurrency: number;
+  /** No computer is claimed later than this after the stop began; the rest stay running. */
+  readonly claimWithinMs: number;
+  /** Lifecycle jobs in flight (a provision) get this long to finish before computers are stopped. */
+  readonly jobsWithinMs: number;
+}
+
+/**
+ * Sized to the compose worker's 30 s `stop_grace_period` and the launcher's worker grace: one
+ * Docker computer's clean stop takes about 1.5 s here (docs/self-hosting.md, "Stopping"), so
+ * claims end at 15 s and what was claimed finishes well inside the grace period.
+ */
+export const DEFAULT_SHUTDOWN: ShutdownOptions = {
+  concurrency: 3,
+  claimWithinMs: 15_000,
+  jobsWithinMs: 5_000,
+};
 
 export interface ReconcilerOptions {
   readonly intervalMs: number;
@@ -44,8 +68,12 @@ export interface ReconcilerOptions {
 }
 
 export interface RunningWorker {
-  /** Stops taking jobs and waits for the ones in flight (graceful), then closes pg-boss. */
-  stop(options?: { timeoutMs?: number }): Promise<void>;
+  /**
+   * Stops taking jobs and waits for the ones in flight (graceful), then closes pg-boss. With
+   * `computers: "stop"` the last live worker first stops the deployment's running computers
+   * (checkpoint, stop, machine released); `"keep"` leaves them running.
+   */
+  stop(options?: { timeoutMs?: number; computers?: "stop" | "keep" }): Promise<void>;
 }
 
 /**
@@ -127,9 +155,54 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     );
   }
   log.info("worker.started", { workerId, provider: ctx.provider.kind, homes: ctx.homes.kind });
+  const shutdown = options.shutdown ?? DEFAULT_SHUTDOWN;
+  const freshMs = 2 * (options.heartbeatMs ?? 30_000);
+
+  /** No new jobs; lifecycle jobs in flight may finish (bounded), then the computers are stopped. */
+  const stopComputers = async (began: number): Promise<void> => {
+    const lifecycle = JOB_NAMES.filter((name) => name !== "agent.run");
+    // An agent run is not waited for: its computer is checkpointed and stopped under it.
+    await runtime.boss.offWork("agent.run", { wait: false });
+    const settled = await Promise.race([
+      Promise.all(lifecycle.map((name) => runtime.boss.offWork(name, { wait: true }))).then(() => true),
+      new Promise<false>((done) => setTimeout(() => done(false), shutdown.jobsWithinMs)),
+    ]);
+    if (!settled) log.warn("worker.jobs_still_running", { waitedMs: shutdown.jobsWithinMs });
+    const others = await leaveWorkerPool(ctx, workerId, { freshMs });
+    if (others > 0) {
+      log.info("worker.computers_left_to_other_workers", { liveWorkers: others });
+      return;
+    }
+    await beatWorkerHeartbeat(ctx, workerId);
+    const report = await stopDeploymentComputers(ctx, {
+      concurrency: shutdown.concurrency,
+      deadline: began + shutdown.claimWithinMs,
+    });
+    const line = {
+      stopped: report.stopped.length,
+      ms: Date.now() - began,
+      ...(report.failed.length ? { failed: report.failed } : {}),
+      ...(report.notReleased.length ? { notReleased: report.notReleased } : {}),
+      ...(report.leftRunning.length ? { leftRunning: report.leftRunning } : {}),
+    };
+    if (report.failed.length || report.notReleased.length || report.leftRunning.length) {
+      log.warn("worker.computers_not_all_stopped", line);
+    } else {
+      log.info("worker.computers_stopped", line);
+    }
+  };
+
   return {
-    async stop({ timeoutMs = 30_000 } = {}) {
+    async stop({ timeoutMs = 30_000, computers = "keep" } = {}) {
+      const began = Date.now();
       for (const stopLoop of loops) await stopLoop();
+      if (computers === "stop") {
+        await stopComputers(began).catch((error: unknown) =>
+          log.error("worker.computers_stop_failed", { error }),
+        );
+      }
+      // Gone from the pool now, so a worker started next does not count this one as live.
+      await leaveWorkerPool(ctx, workerId, { freshMs }).catch(() => 0);
       await runtime.close({ graceful: true, timeoutMs });
       log.info("worker.stopped");
     },

@@ -16,6 +16,7 @@ export * from "./computers/network.ts";
 export * from "./computers/query.ts";
 export * from "./computers/quota.ts";
 export * from "./computers/reconcile.ts";
+export * from "./computers/shutdown.ts";
 export * from "./computers/sizing.ts";
 export * from "./computers/team-computer.ts";
 export * from "./computers/tools.ts";

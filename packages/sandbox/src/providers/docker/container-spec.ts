@@ -50,6 +50,10 @@ export interface ContainerLabels {
   readonly egressSpec: string;
   /** On the host-address watcher: the host directory it writes. */
   readonly hostAddresses: string;
+  /** On every container a deployment makes: its absolute data dir (deployment.ts). */
+  readonly dataDir: string;
+  /** On every container a deployment under Docker Compose makes: the compose project. */
+  readonly composeProject: string;
 }
 
 /** Label keys; the prefix lets tests (or two installations on one engine) keep their containers apart. */
@@ -62,6 +66,8 @@ export function labelKeys(prefix: string): ContainerLabels {
     egressOf: `${prefix}.egress-of`,
     egressSpec: `${prefix}.egress-spec`,
     hostAddresses: `${prefix}.host-addresses`,
+    dataDir: `${prefix}.data-dir`,
+    composeProject: `${prefix}.compose-project`,
   };
 }
 
@@ -132,6 +138,8 @@ export interface ContainerSpecInput {
   readonly environment?: Readonly<Record<string, string>>;
   /** Absent = `none`. Never changes the container's own networking (network-spec.ts). */
   readonly network?: NetworkPolicy;
+  /** The labels tying the container to its deployment (deployment.ts). */
+  readonly deploymentLabels?: Readonly<Record<string, string>>;
 }
 
 export function containerCreateOptions(input: ContainerSpecInput): Docker.ContainerCreateOptions {
@@ -151,6 +159,7 @@ export function containerCreateOptions(input: ContainerSpecInput): Docker.Contai
       ...Object.entries(computerNetworkEnv(input.network)).map(([key, value]) => `${key}=${value}`),
     ],
     Labels: {
+      ...input.deploymentLabels,
       [keys.computer]: input.computerId,
       [keys.home]: input.homeKey,
       [keys.managed]: "true",

@@ -40,6 +40,7 @@ import {
   WORKSPACE_GID,
   WORKSPACE_UID,
 } from "./container-spec.ts";
+import { deploymentLabels } from "./deployment.ts";
 import { mapDockerError, runExec } from "./docker-exec.ts";
 import { createEgressContainers } from "./egress-container.ts";
 import { COMPUTER_SIDE, exposeSocket, type HostSocketName, prepareRunDir } from "./host-sockets.ts";
@@ -134,8 +135,15 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     defaultPageBrowser: "sandbox",
     networkModes: ["none", "egress", "allowlist"],
   };
+  // Looked up once, at the first container this provider makes.
+  let labels: Promise<Record<string, string>> | undefined;
+  const ownLabels = () => {
+    labels ??= deploymentLabels(docker, { labelPrefix: prefix, dataDir: options.dataDir });
+    return labels;
+  };
   const egress = createEgressContainers({
     docker,
+    deploymentLabels: ownLabels,
     image: options.image,
     labelPrefix: prefix,
     network: options.egressNetwork ?? DEFAULT_EGRESS_NETWORK,
@@ -273,6 +281,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
         ...(options.command ? { command: options.command } : {}),
         ...(options.environment ? { environment: options.environment } : {}),
         ...(request.network ? { network: request.network } : {}),
+        deploymentLabels: await ownLabels(),
       });
       let container: Docker.Container;
       try {

@@ -41,6 +41,8 @@ export interface EgressOptions {
   /** The provider's data dir: the watcher writes `<dataDir>/run/host-addresses`. */
   readonly dataDir: string;
   readonly log: ProviderEventLog;
+  /** The labels tying proxy and watcher to their deployment (deployment.ts). */
+  readonly deploymentLabels?: () => Promise<Record<string, string>>;
 }
 
 export interface EgressContainers {
@@ -150,7 +152,12 @@ export function createEgressContainers(options: EgressOptions): EgressContainers
       const spec = hostWatcherCreateOptions({
         name: watcherName,
         image: options.image,
-        labels: { [keys.hostAddresses]: watcherDir, [keys.egressSpec]: EGRESS_SPEC, [keys.managed]: "true" },
+        labels: {
+          ...(await options.deploymentLabels?.()),
+          [keys.hostAddresses]: watcherDir,
+          [keys.egressSpec]: EGRESS_SPEC,
+          [keys.managed]: "true",
+        },
         sourceDir: SOURCE_DIR,
         hostAddressesDir: watcherDir,
       });
@@ -278,6 +285,7 @@ export function createEgressContainers(options: EgressOptions): EgressContainers
         name: `${containerName(options.labelPrefix, computerId)}-egress`,
         image: options.image,
         labels: {
+          ...(await options.deploymentLabels?.()),
           [keys.egressOf]: computerId,
           [keys.network]: fingerprint,
           [keys.egressSpec]: EGRESS_SPEC,

@@ -5,6 +5,7 @@ export {
   RUNTIME_DIR,
   WORKSPACE_DIR,
 } from "./container-spec.ts";
+export { type DeploymentContainer, listDeploymentContainers } from "./deployment.ts";
 export {
   createDemuxer,
   type RawExecRequest,
