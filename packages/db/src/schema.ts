@@ -284,6 +284,14 @@ export const runs = pgTable(
       .references(() => bots.id, { onDelete: "cascade" }),
     status: text("status").$type<RunStatus>().notNull(),
     error: text("error"),
+    /**
+     * An agent run's task and the user who started it: what the reconciler needs to send the
+     * run's job again when the API died between committing the run and enqueueing it.
+     */
+    task: text("task"),
+    startedBy: text("started_by"),
+    /** When a worker began hosting the run; null while its job was never picked up. */
+    hostedAt: timestamp("hosted_at", { withTimezone: true }),
     /** Why the run asked for a human (TKO-3), and since when. */
     takeoverReason: text("takeover_reason"),
     waitingSince: timestamp("waiting_since", { withTimezone: true }),
