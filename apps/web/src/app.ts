@@ -50,6 +50,8 @@ export interface WebAppOptions {
   readonly apiUrl?: string | undefined;
   /** The web service as browsers reach it (WEB_PUBLIC_URL), for the sessions' cookie and origin. */
   readonly publicUrl?: string | undefined;
+  /** This service's own secret (SCREEN_SERVICE_TOKEN): session cookies are sealed with it. */
+  readonly sessionSecret?: string | undefined;
   /** The web app's production build (`vite build`), when built. */
   readonly appFiles?: AppFiles | undefined;
   /** Host names served besides loopback ones and `publicUrl`'s (`RAKAZO_ALLOWED_HOSTS`). */
@@ -92,7 +94,12 @@ export function createWebApp(options: WebAppOptions): Hono {
 
   const appFiles = options.apiUrl !== undefined ? options.appFiles : undefined;
   if (options.apiUrl !== undefined)
-    mountSessions(app, { apiUrl: options.apiUrl, publicUrl: options.publicUrl, log });
+    mountSessions(app, {
+      apiUrl: options.apiUrl,
+      publicUrl: options.publicUrl,
+      secret: options.sessionSecret,
+      log,
+    });
   if (appFiles) {
     app.get("/", (c) => {
       c.header("content-security-policy", APP_CSP);

@@ -17,6 +17,7 @@ const web = await startWebServer({
   authority: createAuthorityClient({ apiUrl, serviceToken: env.SCREEN_SERVICE_TOKEN }),
   apiUrl,
   publicUrl: env.WEB_PUBLIC_URL,
+  sessionSecret: env.SCREEN_SERVICE_TOKEN,
   // A bind address other than a wildcard is a name browsers use too (e.g. WEB_HOST=10.0.0.5).
   allowedHosts: [...env.RAKAZO_ALLOWED_HOSTS, ...hostnamesOf([`http://${bracketed(env.WEB_HOST)}`])],
   log,

@@ -25,6 +25,8 @@ export async function startWebServer(options: {
   readonly apiUrl?: string | undefined;
   /** WEB_PUBLIC_URL: how browsers reach this service (an https one behind a TLS proxy). */
   readonly publicUrl?: string | undefined;
+  /** SCREEN_SERVICE_TOKEN: session cookies are sealed with it, so they outlive this process. */
+  readonly sessionSecret?: string | undefined;
   /** Host names served besides loopback ones and the public URL's (`RAKAZO_ALLOWED_HOSTS`). */
   readonly allowedHosts?: readonly string[];
 }): Promise<WebServer> {
@@ -44,6 +46,7 @@ export async function startWebServer(options: {
     readme,
     apiUrl: options.apiUrl,
     publicUrl: options.publicUrl,
+    sessionSecret: options.sessionSecret,
     allowedHosts: options.allowedHosts ?? [],
     appFiles,
   });

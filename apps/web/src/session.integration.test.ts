@@ -1,8 +1,10 @@
 // The web app's sessions against the real API over HTTP: the browser gets only an
 // HttpOnly, SameSite=Strict session cookie (Secure and `__Host-` over TLS or with an https
-// WEB_PUBLIC_URL), never an API token; RPCs go through the web service with the session's own
-// token; sign-out revokes that token in the API; requests without the app header or from another
-// origin are refused. Through a real TLS proxy in Chromium: session.tls.integration.test.ts.
+// WEB_PUBLIC_URL) sealing the session's own token, never the person's API token; RPCs go through
+// the web service with that token; a new web process with the same secret takes the cookie, one
+// with another secret does not; revoking the token in the API ends the session at once; sign-out
+// revokes it; requests without the app header or from another origin are refused. In Chromium:
+// sessions.browser.integration.test.ts, and through a real TLS proxy session.tls.integration.test.ts.
 import { apiTokens } from "@rakazo/db";
 import { createLogger } from "@rakazo/log";
 import { createFakeProvider } from "@rakazo/sandbox";
@@ -88,7 +90,11 @@ describe("web app sessions", () => {
     expect(second).not.toBe(cookie);
     const sessions = await system.db.select().from(apiTokens).where(eq(apiTokens.name, "web session"));
     expect(sessions).toHaveLength(2);
-    expect(sessions.every((t) => t.revokedAt === null)).toBe(true);
+    expect(sessions.every((t) => t.revokedAt === null && t.kind === "web_session")).toBe(true);
+    // Stored with its end: 12 hours after sign-in, as the cookie's Max-Age says.
+    expect(cookieOf(signin).attributes).toContain(`Max-Age=${12 * 3600}`);
+    for (const t of sessions)
+      expect((t.expiresAt?.getTime() ?? 0) - t.createdAt.getTime()).toBeGreaterThan(12 * 3_600_000 - 5_000);
   });
 
   it("sign-out revokes the session's token in the API and ends the session", async () => {
@@ -104,13 +110,14 @@ describe("web app sessions", () => {
     expect((await system.client(apiToken).call("space/list", {})).length).toBe(1);
   });
 
-  const webApp = (publicUrl?: string) =>
+  const webApp = (publicUrl?: string, sessionSecret = "the web service's own secret") =>
     createWebApp({
       authority: { authorize: () => Promise.reject(new Error("not used")) },
       log: createLogger({ level: "error", write: () => undefined }),
       screenScript: "",
       apiUrl: system.apiUrl,
       publicUrl,
+      sessionSecret,
     });
   const signIn = (app: ReturnType<typeof webApp>, url: string, headers: Record<string, string> = {}) =>
     app.request(url, {
@@ -164,5 +171,87 @@ describe("web app sessions", () => {
     });
     expect(await out.json()).toEqual({ result: { signedIn: false, revoked: true } });
     expect(out.headers.getSetCookie().join()).toMatch(new RegExp(`^${SECURE_SESSION_COOKIE}=;.*Secure`));
+  });
+
+  const rpcVia = (app: ReturnType<typeof webApp>, cookie: string, name = "space/list", body: unknown = {}) =>
+    app.request(`http://localhost/api/rpc/${name}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", [APP_HEADER]: "1", cookie },
+      body: JSON.stringify(body),
+    });
+  const signedIn = async (app: ReturnType<typeof webApp>, cookie: string) =>
+    (
+      (await (await app.request("http://localhost/auth/session", { headers: { cookie } })).json()) as {
+        result: { signedIn: boolean };
+      }
+    ).result.signedIn;
+
+  it("a new web process with the same secret keeps the session; another secret or a forged cookie does not", async () => {
+    const first = webApp();
+    const res = await signIn(first, "http://localhost/auth/signin");
+    const cookie = `${SESSION_COOKIE}=${cookieOf(res).value}`;
+    // What a restart is to sessions: a new app with nothing in memory, the same secret.
+    const restarted = webApp();
+    expect(await signedIn(restarted, cookie)).toBe(true);
+    expect((await rpcVia(restarted, cookie)).status).toBe(200);
+
+    expect(await signedIn(webApp(undefined, "another secret"), cookie)).toBe(false);
+    expect((await rpcVia(webApp(undefined, "another secret"), cookie)).status).toBe(401);
+    const value = cookieOf(res).value;
+    const flipped = `${value.slice(0, 20)}${value[20] === "A" ? "B" : "A"}${value.slice(21)}`;
+    expect((await rpcVia(restarted, `${SESSION_COOKIE}=${flipped}`)).status).toBe(401);
+    // Sealed for its cookie's name: the plain-HTTP value does not open as the `__Host-` one.
+    const tls = await webApp("https://rakazo.example").request("http://127.0.0.1:8788/auth/session", {
+      headers: { cookie: `${SECURE_SESSION_COOKIE}=${value}` },
+    });
+    expect(await tls.json()).toEqual({ result: { signedIn: false } });
+    // The cookie is of no use to the API directly: it is not a token there.
+    const direct = await fetch(`${system.apiUrl}/rpc/space/list`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${value}` },
+      body: "{}",
+    });
+    expect(direct.status).toBe(401);
+  });
+
+  it("revoking the session's token in the API ends it: RPCs at once, /auth/session within a second", async () => {
+    const app = webApp();
+    const cookie = `${SESSION_COOKIE}=${cookieOf(await signIn(app, "http://localhost/auth/signin")).value}`;
+    expect(await signedIn(app, cookie)).toBe(true);
+    const person = system.client(apiToken);
+    const session = (await person.call("token/list", {})).find((t) => t.kind === "web_session" && !t.current);
+    const own = await system.db.select().from(apiTokens).where(eq(apiTokens.kind, "web_session"));
+    // The newest web session is this one.
+    const newest = own.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())[0];
+    expect(session?.id).toBe(newest?.id);
+    await person.call("token/revoke", { tokenId: newest?.id ?? "" });
+    const refused = await rpcVia(app, cookie);
+    expect(refused.status).toBe(401);
+    // The browser is told to drop its cookie.
+    expect(refused.headers.getSetCookie().join()).toMatch(new RegExp(`${SESSION_COOKIE}=;`));
+    const started = Date.now();
+    while ((await signedIn(app, cookie)) && Date.now() - started < 3_000)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(Date.now() - started).toBeLessThanOrEqual(1_000);
+    expect(await signedIn(app, cookie)).toBe(false);
+  });
+
+  it("the app revokes one of the person's tokens by id through the session, never its own without one", async () => {
+    const app = webApp();
+    const cookie = `${SESSION_COOKIE}=${cookieOf(await signIn(app, "http://localhost/auth/signin")).value}`;
+    const minted = (await (await rpcVia(app, cookie, "token/create", { name: "script" })).json()) as {
+      result: { id: string; token: string };
+    };
+    expect((await system.client(minted.result.token).call("space/list", {})).length).toBe(1);
+    expect((await rpcVia(app, cookie, "token/revoke", {})).status).toBe(404);
+    const revoked = await rpcVia(app, cookie, "token/revoke", { tokenId: minted.result.id });
+    expect(await revoked.json()).toEqual({ result: { revoked: true, tokenId: minted.result.id } });
+    expect((await rpcVia(app, cookie)).status).toBe(200);
+    const after = await fetch(`${system.apiUrl}/rpc/space/list`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${minted.result.token}` },
+      body: "{}",
+    });
+    expect(after.status).toBe(401);
   });
 });

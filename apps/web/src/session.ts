@@ -1,17 +1,21 @@
 /**
- * The web app's sessions: the web service holds the API token, the browser holds only
- * a random session cookie (HttpOnly, SameSite=Strict; over TLS also Secure and `__Host-`, so
- * neither plain HTTP nor a sibling subdomain can set or replace it). Signing in trades the
- * person's API token for a fresh "web session" token (`token/create`), which is the only one the
- * service keeps; signing out revokes that one (`token/revoke`). The browser's RPCs go through
- * `/api/rpc/<name>` and the live activity through `/api/activity/stream`, with the session's
- * token added here. Sessions live in this process's memory: a restart signs everyone out.
+ * The web app's sessions. Signing in trades the person's API token for a fresh "web session"
+ * token (`token/create`, kind `web_session`): the API stores only its hash, with its expiry, and
+ * refuses it once revoked or expired. The browser holds that token sealed (AES-256-GCM under a key
+ * derived from this service's own secret, SCREEN_SERVICE_TOKEN) in a cookie that is HttpOnly and
+ * SameSite=Strict, over TLS also Secure and `__Host-` (so neither plain HTTP nor a sibling
+ * subdomain can set or replace it). This service keeps no session state: a restart keeps everyone
+ * signed in, and a cookie is useless to anyone calling the API directly. Signing out revokes the
+ * token (`token/revoke`). The browser's RPCs go through `/api/rpc/<name>` and the live activity
+ * through `/api/activity/stream`, with the session's token added here; the API checks it on every
+ * call, so a revoked or expired session is refused at once. Only `/auth/session` asks the API
+ * itself, and trusts a yes for at most a second.
  *
  * Behind a TLS reverse proxy the request this service sees is plain HTTP on the proxy's
  * upstream address, so TLS and the browser's origin come from configuration (`publicUrl`, from
  * WEB_PUBLIC_URL), never from forwarded headers, which any client of the upstream port can write.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from "node:crypto";
 import { isBodyTooLarge, isLocalClient } from "@rakazo/http-edge";
 import type { Logger } from "@rakazo/log";
 import type { Context, Hono } from "hono";
@@ -24,14 +28,18 @@ export const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
 export const APP_HEADER = "x-rakazo-app";
 const SESSION_TTL_MS = 12 * 3_600_000;
 const TOKEN_SHAPE = /^rkz_[A-Za-z0-9]{43}$/;
-/** RPCs the browser may not call through the session: setup has its own route, sign-out too. */
-const NOT_PROXIED = new Set(["setup/bootstrap", "token/revoke"]);
+/** RPCs the browser may not call through the session: setup has its own route. */
+const NOT_PROXIED = new Set(["setup/bootstrap"]);
 const RPC_NAME = /^[a-z]+(\/[a-zA-Z]+){1,2}$/;
+/** How long `/auth/session` trusts the API's yes: a revoked session shows within a second. */
+const CONFIRMED_FOR_MS = 1_000;
+/** Bounds the confirmations kept (one per signed-in browser that asked within the last second). */
+const MAX_CONFIRMED = 10_000;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
 
 interface Session {
   readonly token: string;
-  readonly tokenId: string;
-  readonly expiresAt: number;
 }
 
 export interface SessionOptions {
@@ -43,6 +51,12 @@ export interface SessionOptions {
    */
   readonly publicUrl?: string | undefined;
   readonly log: Logger;
+  /**
+   * This service's own secret (SCREEN_SERVICE_TOKEN, kept across restarts): the cookie's sealing
+   * key derives from it. Without one a key lives in this process only and a restart signs
+   * everyone out.
+   */
+  readonly secret?: string | undefined;
   readonly ttlMs?: number;
 }
 
@@ -60,17 +74,63 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** Whether an RPC body names a `tokenId` (revoking that token, not the caller's own). */
+function hasTokenId(body: string): boolean {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    return isRecord(parsed) && typeof parsed.tokenId === "string";
+  } catch {
+    return false;
+  }
+}
+
 const hashOf = (value: string) => createHash("sha256").update(value).digest("hex");
 
 function refusal(code: string, message: string) {
   return { error: { code, message } };
 }
 
+/** The cookie's sealing key: its own derivation of the secret, used for nothing else. */
+function sealingKey(secret: string | undefined): Buffer {
+  if (secret === undefined) return randomBytes(32);
+  return Buffer.from(hkdfSync("sha256", secret, "rakazo web", "session cookie v1", 32));
+}
+
+/** `token` sealed for the cookie `name` (the name is authenticated: one cannot stand in for the other). */
+function seal(key: Buffer, name: string, token: string): string {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv("aes-256-gcm", key, iv).setAAD(Buffer.from(name));
+  const sealed = Buffer.concat([cipher.update(token, "utf8"), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString("base64url");
+}
+
+/** The token a cookie value seals, or undefined for anything this service did not seal. */
+function unseal(key: Buffer, name: string, value: string): string | undefined {
+  const bytes = Buffer.from(value, "base64url");
+  if (bytes.length <= IV_BYTES + TAG_BYTES || bytes.length > 256) return undefined;
+  try {
+    const decipher = createDecipheriv("aes-256-gcm", key, bytes.subarray(0, IV_BYTES))
+      .setAAD(Buffer.from(name))
+      .setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+    const token = Buffer.concat([
+      decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)),
+      decipher.final(),
+    ]).toString("utf8");
+    return TOKEN_SHAPE.test(token) ? token : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Mounts `/auth/*` and `/api/*` on the web app. */
 export function mountSessions(app: Hono, options: SessionOptions): void {
   const api = options.apiUrl.replace(/\/+$/, "");
   const ttlMs = options.ttlMs ?? SESSION_TTL_MS;
-  const sessions = new Map<string, Session>();
+  const key = sealingKey(options.secret);
+  if (options.secret === undefined)
+    options.log.warn("web.session_key_ephemeral", { hint: "sessions end when this process does" });
+  /** Token hash → until when the API's yes for it holds. */
+  const confirmed = new Map<string, number>();
   const publicOrigin = options.publicUrl === undefined ? undefined : new URL(options.publicUrl).origin;
   const publicTls = publicOrigin?.startsWith("https:") === true;
 
@@ -100,32 +160,46 @@ export function mountSessions(app: Hono, options: SessionOptions): void {
     return { status: response.status, body: await response.json().catch(() => null) };
   }
 
+  /** The session this request's cookie seals; the API still decides whether it is live. */
   function sessionOf(c: Context): Session | undefined {
-    const value = getCookie(c, cookieOf(c).name);
+    const cookie = cookieOf(c);
+    const value = getCookie(c, cookie.name);
     if (!value) return undefined;
-    const key = hashOf(value);
-    const session = sessions.get(key);
-    if (!session) return undefined;
-    if (session.expiresAt <= Date.now()) {
-      sessions.delete(key);
-      return undefined;
+    const token = unseal(key, cookie.name, value);
+    return token === undefined ? undefined : { token };
+  }
+
+  /** Whether the API still takes the session's token; a yes is trusted for CONFIRMED_FOR_MS. */
+  async function isLive(session: Session): Promise<boolean> {
+    const hash = hashOf(session.token);
+    if ((confirmed.get(hash) ?? 0) > Date.now()) return true;
+    confirmed.delete(hash);
+    const answer = await callApi("token/list", "{}", session.token);
+    if (answer.status !== 200) return false;
+    if (confirmed.size >= MAX_CONFIRMED) {
+      const now = Date.now();
+      for (const [stale, until] of confirmed) if (until <= now) confirmed.delete(stale);
+      if (confirmed.size >= MAX_CONFIRMED) confirmed.clear();
     }
-    return session;
+    confirmed.set(hash, Date.now() + CONFIRMED_FOR_MS);
+    return true;
+  }
+
+  /** Ends the browser's copy of a session the API refused, so the page shows the sign-in. */
+  function forget(c: Context, session: Session): void {
+    confirmed.delete(hashOf(session.token));
+    const cookie = cookieOf(c);
+    deleteCookie(c, cookie.name, { path: "/", secure: cookie.secure });
   }
 
   /** Starts a session on a fresh "web session" token minted with `token`. */
   async function startSession(c: Context, token: string): Promise<ApiAnswer> {
-    const minted = await callApi("token/create", JSON.stringify({ name: "web session" }), token);
+    const request = { name: "web session", kind: "web_session", ttlSeconds: Math.floor(ttlMs / 1000) };
+    const minted = await callApi("token/create", JSON.stringify(request), token);
     const result = isRecord(minted.body) ? minted.body.result : undefined;
-    if (minted.status !== 200 || !isRecord(result)) return minted;
-    const value = randomBytes(32).toString("base64url");
-    sessions.set(hashOf(value), {
-      token: String(result.token),
-      tokenId: String(result.id),
-      expiresAt: Date.now() + ttlMs,
-    });
+    if (minted.status !== 200 || !isRecord(result) || typeof result.token !== "string") return minted;
     const cookie = cookieOf(c);
-    setCookie(c, cookie.name, value, {
+    setCookie(c, cookie.name, seal(key, cookie.name, result.token), {
       httpOnly: true,
       sameSite: "Strict",
       secure: cookie.secure,
@@ -155,7 +229,18 @@ export function mountSessions(app: Hono, options: SessionOptions): void {
     await next();
   }
 
-  app.get("/auth/session", (c) => c.json({ result: { signedIn: sessionOf(c) !== undefined } }));
+  app.get("/auth/session", async (c) => {
+    const session = sessionOf(c);
+    if (!session) return c.json({ result: { signedIn: false } });
+    let live: boolean;
+    try {
+      live = await isLive(session);
+    } catch {
+      return c.json(refusal("API_UNAVAILABLE", "the API did not answer"), 502);
+    }
+    if (!live) forget(c, session);
+    return c.json({ result: { signedIn: live } });
+  });
 
   app.post("/auth/signin", async (c) => {
     const body = await jsonOf(c);
@@ -187,10 +272,9 @@ export function mountSessions(app: Hono, options: SessionOptions): void {
   app.post("/auth/signout", async (c) => {
     const session = sessionOf(c);
     const cookie = cookieOf(c);
-    const value = getCookie(c, cookie.name);
-    if (value) sessions.delete(hashOf(value));
     deleteCookie(c, cookie.name, { path: "/", secure: cookie.secure });
     if (!session) return c.json({ result: { signedIn: false, revoked: false } });
+    confirmed.delete(hashOf(session.token));
     const revoked = await callApi("token/revoke", "{}", session.token).catch(() => undefined);
     options.log.info("web.session_ended", { revoked: revoked?.status === 200 });
     return c.json({ result: { signedIn: false, revoked: revoked?.status === 200 } });
@@ -204,12 +288,16 @@ export function mountSessions(app: Hono, options: SessionOptions): void {
     if (!session) return c.json(refusal("UNAUTHENTICATED", "sign in first"), 401);
     // Read only now, signed in, within the route's cap (a read over it answers 413).
     const body = await c.req.text();
+    // Revoking the session's own token is signing out, which has its route: here only one named.
+    if (name === "token/revoke" && !hasTokenId(body))
+      return c.json(refusal("UNKNOWN_RPC", "sign out through /auth/signout"), 404);
     let answer: ApiAnswer;
     try {
       answer = await callApi(name, body, session.token);
     } catch {
       return c.json(refusal("API_UNAVAILABLE", "the API did not answer"), 502);
     }
+    if (answer.status === 401) forget(c, session);
     return c.json(answer.body as object, answer.status as 200);
   });
 
@@ -231,6 +319,7 @@ export function mountSessions(app: Hono, options: SessionOptions): void {
       return c.json(refusal("API_UNAVAILABLE", "the API did not answer"), 502);
     }
     if (!response.ok || !response.body) {
+      if (response.status === 401) forget(c, session);
       const body = await response.json().catch(() => refusal("API_UNAVAILABLE", "no stream"));
       return c.json(body as object, (response.ok ? 502 : response.status) as 400);
     }

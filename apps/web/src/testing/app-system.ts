@@ -88,6 +88,7 @@ export async function startAppSystem(options: {
     port: 0,
     apiUrl,
     publicUrl: options.webPublicUrl,
+    sessionSecret: serviceToken,
   });
   screens.webBaseUrl = options.webPublicUrl ?? web.url;
   return {
