@@ -114,17 +114,22 @@ export class Children {
     return this.supervised.get(name)?.process?.pid;
   }
 
-  /** SIGTERM to every child, SIGKILL to any still running after `graceMs`; resolves when all exited. */
-  async stop(graceMs = 20_000): Promise<void> {
+  /**
+   * `signal` (default SIGTERM) to every child, SIGKILL to any still running after its grace
+   * (default 20 s); resolves when all exited.
+   */
+  async stop(
+    options: { graceMs?: (name: ChildName) => number; signal?: (name: ChildName) => NodeJS.Signals } = {},
+  ): Promise<void> {
     this.stopping = true;
     const running: Promise<void>[] = [];
-    for (const entry of this.supervised.values()) {
+    for (const [name, entry] of this.supervised) {
       if (entry.timer) clearTimeout(entry.timer);
       const child = entry.process;
       if (!child || child.exitCode !== null || child.signalCode !== null) continue;
       const exited = new Promise<void>((done) => child.once("exit", () => done()));
-      child.kill("SIGTERM");
-      const killer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      child.kill(options.signal?.(name) ?? "SIGTERM");
+      const killer = setTimeout(() => child.kill("SIGKILL"), options.graceMs?.(name) ?? 20_000);
       running.push(exited.then(() => clearTimeout(killer)));
     }
     await Promise.all(running);

@@ -1,6 +1,6 @@
 /**
  * Operator commands, on the same DATA_DIR / DATABASE_URL (environment, then `.env`) as
- * `./rakazo start`: status, stop, computers [--move-stopped], token create --user <name>, ops list|release|recover.
+ * `./rakazo start`: status, stop [--keep-computers], computers [--move-stopped], token create --user <name>, ops list|release|recover.
  */
 import { ConfigError, parseRuntimeEnv } from "@rakazo/config";
 import { createLogger } from "@rakazo/log";
@@ -30,7 +30,7 @@ try {
       code = await statusCommand(env, log);
       break;
     case "stop":
-      code = await stopCommand(env);
+      code = await stopCommand(env, args);
       break;
     case "computers":
       code = await computersCommand(env, log, args);

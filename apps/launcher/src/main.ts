@@ -4,7 +4,8 @@
  * an explicit Docker provider without engine or image), then Postgres (embedded in DATA_DIR when
  * there is no `DATABASE_URL`), migrations, and the API, worker and web as supervised children
  * sharing one resolved configuration. "Ready" is printed once all three serve. Ctrl-C or
- * `./rakazo stop` stops the children, then Postgres.
+ * `./rakazo stop` stops the children (the worker stops the running computers first), then
+ * Postgres; `./rakazo stop --keep-computers` leaves the computers running.
  */
 import { mkdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
@@ -62,11 +63,26 @@ function saveState(change: Partial<LauncherState>): void {
   writeState(env.DATA_DIR, state);
 }
 
-async function shutdown(exitCode: number, reason: string): Promise<never> {
+/**
+ * How long the worker may take to stop: it checkpoints and stops the running computers first
+ * (apps/worker/src/worker.ts, `DEFAULT_SHUTDOWN`: no claim after 15 s), like the compose
+ * worker's 30 s `stop_grace_period`. `./rakazo stop` waits longer than this.
+ */
+const WORKER_GRACE_MS = 30_000;
+
+async function shutdown(
+  exitCode: number,
+  reason: string,
+  computers: "stop" | "keep" = "stop",
+): Promise<never> {
   if (stopping) return new Promise<never>(() => {});
   stopping = true;
-  log.info("launcher.stopping", { reason });
-  await children?.stop();
+  log.info("launcher.stopping", { reason, computers });
+  // SIGTERM has the worker stop the deployment's computers; SIGUSR2 has it leave them running.
+  await children?.stop({
+    graceMs: (name) => (name === "worker" ? WORKER_GRACE_MS : 20_000),
+    signal: (name) => (name === "worker" && computers === "keep" ? "SIGUSR2" : "SIGTERM"),
+  });
   if (embedded) {
     await embedded.stop();
     embedded = undefined; // stopped: the exit hook must not signal a pid that may be reused
@@ -87,9 +103,12 @@ process.on("exit", () => {
     } catch {}
   }
 });
+// Ctrl-C, `./rakazo stop` and a closed terminal stop the computers with the system;
+// `./rakazo stop --keep-computers` sends SIGUSR2 and leaves them running.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   process.on(signal, () => void shutdown(0, signal));
 }
+process.on("SIGUSR2", () => void shutdown(0, "SIGUSR2", "keep"));
 
 async function start(): Promise<void> {
   await mkdir(env.DATA_DIR, { recursive: true });

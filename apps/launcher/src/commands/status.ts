@@ -1,10 +1,15 @@
 /**
  * `./rakazo status`: the launcher and its processes (alive or not), their ports (listening or
- * not), the provider, and the computers. Exit 0 when running and ready, 3 when not running.
+ * not), the provider, and the computers. Not running, it lists the Docker computers of this
+ * DATA_DIR still running without a control plane (`./rakazo stop --keep-computers`, or a
+ * launcher that was killed), found by their `rakazo.data-dir` label, and how to stop them.
+ * Exit 0 when running and ready, 3 when not running.
  */
 import { connect } from "node:net";
+import { resolve } from "node:path";
 import type { RuntimeEnv } from "@rakazo/config";
 import type { Logger } from "@rakazo/log";
+import { listDeploymentContainers } from "@rakazo/sandbox/docker";
 import { listAllComputers } from "@rakazo/services";
 import { alive, readState } from "../state.ts";
 import { withDatabase } from "./database.ts";
@@ -34,6 +39,7 @@ export async function statusCommand(env: RuntimeEnv, log: Logger): Promise<numbe
     for (const [name, pid] of leftovers) {
       process.stdout.write(`  left over: ${name} pid ${pid} (./rakazo stop ends it)\n`);
     }
+    process.stdout.write(await orphanedComputers(env));
     return 3;
   }
   const lines = [
@@ -69,4 +75,26 @@ export async function statusCommand(env: RuntimeEnv, log: Logger): Promise<numbe
   }
   process.stdout.write(`${lines.join("\n")}\n`);
   return state.ready ? 0 : 1;
+}
+
+/**
+ * The lines for this data dir's computer containers still running with no control plane to
+ * stop them (idle shutdown needs the worker). Nothing when no engine answers: without Docker
+ * there are no such containers.
+ */
+async function orphanedComputers(env: RuntimeEnv): Promise<string> {
+  const found = await listDeploymentContainers({
+    dataDir: env.DATA_DIR,
+    socketPath: env.DOCKER_SOCKET,
+  }).catch(() => []);
+  const running = found.filter((c) => c.role === "computer" && c.state === "running");
+  if (running.length === 0) return "";
+  const lines = [`  ${running.length} computer(s) still running without a control plane:`];
+  for (const c of running)
+    lines.push(`    ${c.computerId}  container ${c.containerId.slice(0, 12)} (${c.name})`);
+  lines.push(
+    "  ./rakazo start, then ./rakazo stop, checkpoints and stops them;",
+    `  docker rm -f $(docker ps -q --filter label=rakazo.data-dir=${resolve(env.DATA_DIR)}) ends them, losing what they did since their last checkpoint`,
+  );
+  return `${lines.join("\n")}\n`;
 }
