@@ -100,7 +100,7 @@ export function createEgressContainers(options: EgressOptions): EgressContainers
           Driver: "bridge",
           // Proxies of different computers never talk to each other.
           Options: { "com.docker.network.bridge.enable_icc": "false" },
-          Labels: { [keys.managed]: "true" },
+          Labels: { ...(await options.deploymentLabels?.()), [keys.managed]: "true" },
         })
         .catch((createError: unknown) => {
           if (statusOf(createError) !== 409) throw mapDockerError(createError, options.network);
