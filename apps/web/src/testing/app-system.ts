@@ -33,6 +33,8 @@ export interface AppSystem {
   readonly logLines: string[];
   readonly db: Database;
   client(token: string): RakazoClient;
+  /** Stops the web service and starts a fresh one on the same address (nothing kept in memory). */
+  restartWeb(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -81,18 +83,26 @@ export async function startAppSystem(options: {
   const apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
   const workerRuntime = await createRuntime({ ...shared, role: "worker" });
   const worker: RunningWorker = await startWorker({ runtime: workerRuntime, pollingIntervalSeconds: 0.5 });
-  const web = await startWebServer({
-    authority: createAuthorityClient({ apiUrl, serviceToken }),
-    log: log.child({ service: "web" }),
-    host: "127.0.0.1",
-    port: 0,
-    apiUrl,
-    publicUrl: options.webPublicUrl,
-    sessionSecret: serviceToken,
-  });
+  const startWeb = (port: number) =>
+    startWebServer({
+      authority: createAuthorityClient({ apiUrl, serviceToken }),
+      log: log.child({ service: "web" }),
+      host: "127.0.0.1",
+      port,
+      apiUrl,
+      publicUrl: options.webPublicUrl,
+      sessionSecret: serviceToken,
+    });
+  let web = await startWeb(0);
   screens.webBaseUrl = options.webPublicUrl ?? web.url;
   return {
-    web,
+    get web() {
+      return web;
+    },
+    async restartWeb() {
+      await web.close();
+      web = await startWeb(Number(new URL(web.url).port));
+    },
     apiUrl,
     provider,
     logLines,

@@ -15,7 +15,7 @@ const en = {
   "signin.title": "Sign in",
   "signin.token": "API token",
   "signin.tokenHelp":
-    "An API token (rkz_…) from first-run setup or ./rakazo token create. This app keeps it on the server, never in your browser.",
+    "An API token (rkz_…) from first-run setup, ./rakazo token create or the API tokens page. This app keeps it nowhere: it signs you in with a browser session of its own.",
   "signin.submit": "Sign in",
   "signin.failed": "That token was not accepted.",
   "signin.firstRun": "First run? Set up this installation",
@@ -118,6 +118,29 @@ const en = {
   "ops.workersStopped": "I have stopped every worker",
   "ops.released": "Released.",
   "ops.dismiss": "Dismiss",
+  "tokens.title": "API tokens",
+  "tokens.help":
+    "Your own tokens for scripts and the CLI, and the browsers signed in as you. A secret is shown once, when it is created.",
+  "tokens.create": "Create token",
+  "tokens.name": "Token name",
+  "tokens.shownOnce": "Token {name} created. Copy it now: it is shown once and cannot be shown again.",
+  "tokens.copy": "Copy",
+  "tokens.copied": "Copied.",
+  "tokens.copyFailed": "Copying failed: select the token and copy it yourself.",
+  "tokens.list": "Your tokens",
+  "tokens.kindApi": "API token",
+  "tokens.kindSession": "Web session",
+  "tokens.thisSession": "This browser session",
+  "tokens.created": "Created",
+  "tokens.lastUsed": "Last used",
+  "tokens.expires": "Expires",
+  "tokens.never": "never",
+  "tokens.revoke": "Revoke",
+  "tokens.revokeNamed": "Revoke {name}",
+  "tokens.revoked": "{name} revoked.",
+  "tokens.confirmTitle": "Revoke {name}?",
+  "tokens.confirmApi": "Scripts and tools using this token are refused from now on.",
+  "tokens.confirmSession": "That browser is signed out at its next step.",
 } as const;
 
 export type MessageKey = keyof typeof en;
@@ -133,7 +156,7 @@ const de: Catalogue = {
   "signin.title": "Anmelden",
   "signin.token": "API-Token",
   "signin.tokenHelp":
-    "Ein API-Token (rkz_…) aus der Ersteinrichtung oder von ./rakazo token create. Die App bewahrt es auf dem Server auf, nie in Ihrem Browser.",
+    "Ein API-Token (rkz_…) aus der Ersteinrichtung, von ./rakazo token create oder von der Seite API-Tokens. Die App bewahrt es nirgends auf: Sie meldet Sie mit einer eigenen Browser-Sitzung an.",
   "signin.submit": "Anmelden",
   "signin.failed": "Dieses Token wurde nicht akzeptiert.",
   "signin.firstRun": "Erster Start? Installation einrichten",
@@ -239,6 +262,30 @@ const de: Catalogue = {
   "ops.workersStopped": "Ich habe jeden Worker angehalten",
   "ops.released": "Freigegeben.",
   "ops.dismiss": "Schließen",
+  "tokens.title": "API-Tokens",
+  "tokens.help":
+    "Ihre eigenen Tokens für Skripte und die CLI sowie die Browser, die mit Ihrem Konto angemeldet sind. Ein Geheimnis wird nur einmal gezeigt, beim Erstellen.",
+  "tokens.create": "Token erstellen",
+  "tokens.name": "Name des Tokens",
+  "tokens.shownOnce":
+    "Token {name} erstellt. Kopieren Sie es jetzt: Es wird nur einmal gezeigt und kann nicht erneut angezeigt werden.",
+  "tokens.copy": "Kopieren",
+  "tokens.copied": "Kopiert.",
+  "tokens.copyFailed": "Kopieren fehlgeschlagen: Markieren Sie das Token und kopieren Sie es selbst.",
+  "tokens.list": "Ihre Tokens",
+  "tokens.kindApi": "API-Token",
+  "tokens.kindSession": "Web-Sitzung",
+  "tokens.thisSession": "Diese Browser-Sitzung",
+  "tokens.created": "Erstellt",
+  "tokens.lastUsed": "Zuletzt benutzt",
+  "tokens.expires": "Läuft ab",
+  "tokens.never": "nie",
+  "tokens.revoke": "Widerrufen",
+  "tokens.revokeNamed": "{name} widerrufen",
+  "tokens.revoked": "{name} widerrufen.",
+  "tokens.confirmTitle": "{name} widerrufen?",
+  "tokens.confirmApi": "Skripte und Werkzeuge mit diesem Token werden ab sofort abgewiesen.",
+  "tokens.confirmSession": "Dieser Browser wird bei seinem nächsten Schritt abgemeldet.",
 };
 
 export const LOCALES = {

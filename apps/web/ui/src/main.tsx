@@ -5,6 +5,7 @@ import { ComputerView } from "./computer-view.tsx";
 import { Home } from "./home.tsx";
 import { initialLocale, LOCALES, type Locale, LocaleContext, useT } from "./i18n.ts";
 import { SignIn } from "./sign-in.tsx";
+import { Tokens } from "./tokens.tsx";
 import "./styles.css";
 
 function useHashRoute(): string {
@@ -27,6 +28,8 @@ function Shell({ onSignOut }: { onSignOut(): void }) {
       <main id="main" tabIndex={-1}>
         {computer?.[1] ? (
           <ComputerView key={computer[1]} computerId={computer[1]} botId={computer[2]} />
+        ) : route === "/tokens" ? (
+          <Tokens />
         ) : (
           <Home />
         )}
@@ -64,6 +67,7 @@ function Header({ onSignOut }: { onSignOut?: () => void }) {
           ))}
         </select>
       </label>
+      {onSignOut && <a href="#/tokens">{t("tokens.title")}</a>}
       {onSignOut && (
         <button type="button" onClick={onSignOut}>
           {t("app.signOut")}
