@@ -11,8 +11,10 @@
 #   s3/access-key-id, s3/secret-access-key → OBJECT_STORAGE_ACCESS_KEY_ID/_SECRET_ACCESS_KEY,
 #                                    only when OBJECT_STORAGE_ENDPOINT is the bundled store's
 #                                    (http://s3:9000); another store's keys come from you.
-#   provider/<VARIABLE>            → E2B_API_KEY, NOVITA_API_KEY, DAYTONA_API_KEY, BOAT_API_KEY:
-#                                    the cloud provider's key, put there by you (self-hosting.md)
+#   provider/<VARIABLE>            → E2B_API_KEY, NOVITA_API_KEY, DAYTONA_API_KEY, BOAT_API_KEY,
+#                                    OPENROUTER_API_KEY, EXTERNAL_COMPUTER_TOKEN: keys you bring,
+#                                    put there by you (self-hosting.md), when `.env` has none
+# A variable the compose file passes blank (`${X:-}`) counts as unset here and to the processes.
 set -eu
 dir="${RAKAZO_SECRETS_DIR:-/run/rakazo-secrets}"
 
@@ -36,7 +38,7 @@ if [ "${OBJECT_STORAGE_ENDPOINT:-}" = "http://s3:9000" ]; then
   load OBJECT_STORAGE_ACCESS_KEY_ID s3/access-key-id
   load OBJECT_STORAGE_SECRET_ACCESS_KEY s3/secret-access-key
 fi
-for variable in E2B_API_KEY NOVITA_API_KEY DAYTONA_API_KEY BOAT_API_KEY; do
+for variable in E2B_API_KEY NOVITA_API_KEY DAYTONA_API_KEY BOAT_API_KEY OPENROUTER_API_KEY EXTERNAL_COMPUTER_TOKEN; do
   load "$variable" "provider/$variable"
 done
 exec "$@"
