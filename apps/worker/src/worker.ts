@@ -10,6 +10,7 @@ import {
   interruptSilentOperations,
   leaveWorkerPool,
   reconcileHomeObjects,
+  republishAgentRuns,
   republishQueuedOperations,
   type ServiceContext,
   stopDeploymentComputers,
@@ -51,7 +52,7 @@ export interface ShutdownOptions {
  * Docker computer's clean stop takes about 1.5 s here (docs/self-hosting.md, "Stopping"), so
  * claims end at 15 s and what was claimed finishes well inside the grace period.
  */
-export const DEFAULT_SHUTDOWN: ShutdownOptions = {
+const DEFAULT_SHUTDOWN: ShutdownOptions = {
   concurrency: 3,
   claimWithinMs: 15_000,
   jobsWithinMs: 5_000,
@@ -146,6 +147,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         reconciler.intervalMs,
         async () => {
           await republishQueuedOperations(ctx, reconciler);
+          await republishAgentRuns(ctx, { graceMs: reconciler.queuedGraceMs });
           await interruptSilentOperations(ctx, { silenceMs: reconciler.workerSilenceMs });
           await endLapsedRuns(ctx, { graceMs: reconciler.runGraceMs });
         },
