@@ -29,7 +29,7 @@ import { CHROMIUM, GREEN_PAGE, type ScreenSystem, startScreenSystem } from "./te
 const TOOLS = ["Xvfb", "x11vnc", "xdotool", "/usr/bin/chromium"];
 const missing = missingOrFail("screens through proxy and gateway", TOOLS);
 const supervisorCli = fileURLToPath(
-  new URL("../../../infra/sandboxes/supervisor/src/cli.ts", import.meta.url),
+  new URL("../../../infra/sandboxes/supervisor/src/daemon/cli.ts", import.meta.url),
 );
 
 // Every test in this file runs against one daemon, one computer, one bot.

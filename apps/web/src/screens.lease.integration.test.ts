@@ -27,7 +27,7 @@ if (missing.length > 0 && process.env.CI === "true") {
   throw new Error(`control lease test needs ${missing.join(", ")} (apt-get install -y ${missing.join(" ")})`);
 }
 const supervisorCli = fileURLToPath(
-  new URL("../../../infra/sandboxes/supervisor/src/cli.ts", import.meta.url),
+  new URL("../../../infra/sandboxes/supervisor/src/daemon/cli.ts", import.meta.url),
 );
 /** How soon a revoked control connection must be closed. */
 const CLOSE_WITHIN_MS = 1000;

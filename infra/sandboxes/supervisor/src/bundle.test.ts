@@ -60,7 +60,7 @@ describe("supervisor.mjs", () => {
 
   it("is built from the supervisor, protocol, page-helper and zod, and from no test, bench or testing file", () => {
     const inputs = Object.keys(bundle.metafile.inputs);
-    expect(inputs).toContain("infra/sandboxes/supervisor/src/entry.ts");
+    expect(inputs).toContain("infra/sandboxes/supervisor/src/daemon/entry.ts");
     expect(inputs.some((f) => f.startsWith("packages/protocol/src/"))).toBe(true);
     expect(inputs.some((f) => f.startsWith("packages/page-helper/src/"))).toBe(true);
     const shipped = inputs.filter((f) => /\.(test|bench)\.ts$|\/testing\/|vitest|esbuild/.test(f));

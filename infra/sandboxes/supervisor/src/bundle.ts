@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { build, type Metafile } from "esbuild";
 
 const REPO = fileURLToPath(new URL("../../../../", import.meta.url));
-export const SUPERVISOR_ENTRY = "infra/sandboxes/supervisor/src/entry.ts";
+export const SUPERVISOR_ENTRY = "infra/sandboxes/supervisor/src/daemon/entry.ts";
 
 export interface SupervisorBundle {
   readonly text: string;

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import net from "node:net";
-import { TICKET_HEADER } from "../gateway-rules.ts";
+import { TICKET_HEADER } from "../gateway/vocabulary.ts";
 
 const [socketPath, ticket, kind] = process.argv.slice(2) as [string, string, string];
 

@@ -10,8 +10,8 @@ import { createPageMethods, safeDownloadName } from "@rakazo/page-helper";
 import { createSupervisedPageBrowser, inProcessTransport } from "@rakazo/sandbox";
 import { requireTools, runPageBrowserContract } from "@rakazo/sandbox/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listeningSocketsOf } from "../testing/listening-sockets.ts";
 import { chromiumArgv, planStack } from "./stack-argv.ts";
-import { listeningSocketsOf } from "./testing/listening-sockets.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 let base: string;

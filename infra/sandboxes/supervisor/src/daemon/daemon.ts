@@ -6,14 +6,14 @@
  */
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { sampleCgroup } from "./cgroup.ts";
+import { sampleCgroup } from "../desktops/cgroup.ts";
+import { DesktopSlots } from "../desktops/desktop-slots.ts";
+import { processLauncher } from "../desktops/desktop-stack.ts";
+import { ComputerGateway, parseGatewayListen } from "../gateway/computer-gateway.ts";
+import { issueRpcKey, removeRpcKey } from "../gateway/rpc.ts";
+import { startEgressRelay } from "../network/egress-relay.ts";
 import { parseFlags, resolveConfig, type SupervisorConfig } from "./config.ts";
-import { processLauncher } from "./desktop-stack.ts";
-import { startEgressRelay } from "./egress-relay.ts";
-import { issueRpcKey, removeRpcKey } from "./gateway-rpc.ts";
-import { parseGatewayListen, ScreenGateway } from "./screen-gateway.ts";
-import { createRpcServer, processesOf, rpcHandler } from "./server.ts";
-import { Supervisor } from "./supervisor.ts";
+import { createRpcServer, processesOf, rpcHandler } from "./rpc-server.ts";
 
 /**
  * A live supervisor daemon (bundle or source), not a process that reused its pid. `/proc/<n>`
@@ -110,8 +110,8 @@ async function serve(config: SupervisorConfig): Promise<void> {
     }
     await standBy(lock);
   }
-  let gateway: ScreenGateway | undefined;
-  const supervisor = new Supervisor({
+  let gateway: ComputerGateway | undefined;
+  const supervisor = new DesktopSlots({
     launcher: processLauncher({
       logDir: config.logDir,
       chromiumConfigDir: path.join(config.runDir, "chromium-config"),
@@ -126,7 +126,7 @@ async function serve(config: SupervisorConfig): Promise<void> {
   });
   if (config.gatewayListen !== "off") {
     const listen = parseGatewayListen(config.gatewayListen);
-    gateway = new ScreenGateway({
+    gateway = new ComputerGateway({
       listen,
       stateDir: config.runDir,
       slotAt: (index) => supervisor.slotAt(index),

@@ -10,8 +10,8 @@
  */
 import type http from "node:http";
 import { type ExecFrame, execRequestSchema } from "@rakazo/protocol";
+import { SupervisorError } from "../errors.ts";
 import { exitCodeOf, signalGroup, spawnInWorkspace } from "./processes.ts";
-import { SupervisorError } from "./supervisor.ts";
 
 const KILL_AFTER_MS = 2_000;
 /** stdin rides in the body, base64: room for the API's 10 MB plus encoding. */

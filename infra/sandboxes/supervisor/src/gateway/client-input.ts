@@ -12,8 +12,8 @@
  */
 import type net from "node:net";
 import type { Duplex } from "node:stream";
-import { CLOSE_POLICY } from "./gateway-rules.ts";
 import { RfbViewFilter } from "./rfb-filter.ts";
+import { CLOSE_POLICY } from "./vocabulary.ts";
 import { ClientFrameParser, frameHeader, OPCODE } from "./ws-frame.ts";
 
 /** Client bytes handled per event-loop turn (~1–2 ms of CPU even when every frame is 1 byte). */

@@ -5,8 +5,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { CLIENT_HANDSHAKE, rfbMessages } from "../testing/fake-rfb.ts";
 import { MAX_HELD, RfbViewFilter } from "./rfb-filter.ts";
-import { CLIENT_HANDSHAKE, rfbMessages } from "./testing/fake-rfb.ts";
 import { ClientFrameParser } from "./ws-frame.ts";
 
 const cutTextHeader = (length: number) => {

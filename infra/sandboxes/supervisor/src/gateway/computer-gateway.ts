@@ -1,5 +1,5 @@
 /**
- * `ScreenGateway`: the one listener per computer that serves every desktop on it (SCR-1).
+ * `ComputerGateway`: the one listener per computer that serves every desktop on it (SCR-1).
  *
  * - A request carries a gateway ticket (a capability sealed with this computer's gateway key,
  *   see capability-codec.ts) in the `x-rakazo-screen-ticket` header, never in the URL. It is
@@ -14,7 +14,7 @@
  *   capability expires (4003).
  * Keys and revocations are persisted in the run dir (0600) so a restarted daemon keeps them.
  */
-export * from "./gateway-rules.ts";
+export * from "./vocabulary.ts";
 
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, rmSync } from "node:fs";
@@ -36,22 +36,22 @@ import {
   writeGatewayKeys,
 } from "@rakazo/protocol/gateway-core";
 import { TERMINAL_GATEWAY_PATH } from "@rakazo/protocol/terminal";
+import { TerminalServer } from "../terminal/terminal-server.ts";
 import { pipeClientInput } from "./client-input.ts";
-import { type GatewayRpc, serveGatewayRpc } from "./gateway-rpc.ts";
+import { type GatewayRpc, serveGatewayRpc } from "./rpc.ts";
 import {
   CLOSE_EXPIRED,
   CLOSE_REVOKED,
   CLOSE_SLOT_CLOSED,
+  type ComputerGatewayOptions,
   type ConnectionInfo,
   type GatewayKeys,
   type GatewaySlot,
   headerValue,
   type RevocationRule,
   ruleMatches,
-  type ScreenGatewayOptions,
   TICKET_HEADER,
-} from "./gateway-rules.ts";
-import { TerminalServer } from "./terminal-server.ts";
+} from "./vocabulary.ts";
 import {
   acceptValue,
   closeFrame,
@@ -88,8 +88,8 @@ interface UpstreamReader {
   deliver?: (length: number) => boolean;
 }
 
-export class ScreenGateway {
-  readonly #options: ScreenGatewayOptions;
+export class ComputerGateway {
+  readonly #options: ComputerGatewayOptions;
   readonly #now: () => number;
   readonly #log: (event: Record<string, unknown>) => void;
   readonly #server: http.Server;
@@ -101,7 +101,7 @@ export class ScreenGateway {
   /** The PTY server beside the gateway (TRM-4): shells for `terminal` tickets on `/v1/pty`. */
   readonly terminal: TerminalServer;
 
-  constructor(options: ScreenGatewayOptions) {
+  constructor(options: ComputerGatewayOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#log = options.log ?? (() => {});

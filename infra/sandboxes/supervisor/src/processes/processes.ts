@@ -17,7 +17,7 @@ import { randomBytes } from "node:crypto";
 import { constants } from "node:os";
 import path from "node:path";
 import { execLauncherArgv, PROCESS_ERROR_CODES, type SupervisorResult } from "@rakazo/protocol";
-import { SupervisorError } from "./supervisor.ts";
+import { SupervisorError } from "../errors.ts";
 
 export type OutputStream = "stdout" | "stderr";
 type ReadResult = SupervisorResult<"process.read">;

@@ -1,5 +1,5 @@
 /**
- * The per-bot desktop lifecycle (CMP-2, CMP-4, CMP-5, SCR-3): one `Supervisor` per computer,
+ * The per-bot desktop lifecycle (CMP-2, CMP-4, CMP-5, SCR-3): one `DesktopSlots` per computer,
  * driven through the RPC server. Decisions come from `slot-table.ts`; processes from a
  * `StackLauncher`. Invariants:
  * - a bot has at most one slot; calls for one bot run one at a time;
@@ -9,6 +9,14 @@
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import type {
+  ActResultWire,
+  HealthResult,
+  ObserveResult,
+  SlotInfoWire,
+  SlotState,
+} from "../daemon/protocol.ts";
+import { SupervisorError } from "../errors.ts";
 import { actionSteps, InvalidActionError } from "./actions.ts";
 import {
   type AdmissionPolicy,
@@ -18,21 +26,8 @@ import {
 } from "./admission.ts";
 import { type DesktopStack, type StackLauncher, StackStartError } from "./desktop-stack.ts";
 import { profileDir } from "./profile-dir.ts";
-import type { ActResultWire, HealthResult, ObserveResult, SlotInfoWire, SlotState } from "./protocol.ts";
 import { activeCount, type SlotView } from "./slot-table.ts";
 import { planStack, type StackLayout } from "./stack-argv.ts";
-
-export class SupervisorError extends Error {
-  readonly code: string;
-  /** Machine-readable context for the caller (e.g. `reason` of a refusal); never secrets. */
-  readonly details: Record<string, unknown> | undefined;
-  override readonly name = "SupervisorError";
-  constructor(code: string, message: string, details?: Record<string, unknown>) {
-    super(message);
-    this.code = code;
-    this.details = details;
-  }
-}
 
 interface Slot {
   readonly index: number;
@@ -46,7 +41,7 @@ interface Slot {
   stack: DesktopStack | null;
 }
 
-export interface SupervisorOptions {
+export interface DesktopSlotsOptions {
   readonly launcher: StackLauncher;
   readonly workspace: string;
   readonly layout: StackLayout;
@@ -60,8 +55,8 @@ export interface SupervisorOptions {
   readonly onSlotClosing?: (index: number, generation: number) => void;
 }
 
-export class Supervisor {
-  readonly #options: SupervisorOptions;
+export class DesktopSlots {
+  readonly #options: DesktopSlotsOptions;
   readonly #slots: Slot[] = [];
   /** Serialises calls per bot. */
   readonly #botQueues = new Map<string, Promise<unknown>>();
@@ -69,7 +64,7 @@ export class Supervisor {
   #allocation: Promise<unknown> = Promise.resolve();
   readonly #now: () => number;
 
-  constructor(options: SupervisorOptions) {
+  constructor(options: DesktopSlotsOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
     for (const [index, generation] of Object.entries(this.#loadGenerations())) {

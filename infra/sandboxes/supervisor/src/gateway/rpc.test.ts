@@ -12,22 +12,22 @@ import {
   SUPERVISOR_RPC_KEY_PATTERN,
 } from "@rakazo/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { StackLauncher } from "./desktop-stack.ts";
-import { issueRpcKey } from "./gateway-rpc.ts";
-import { ScreenGateway } from "./screen-gateway.ts";
-import { rpcHandler } from "./server.ts";
-import { Supervisor } from "./supervisor.ts";
+import { rpcHandler } from "../daemon/rpc-server.ts";
+import { DesktopSlots } from "../desktops/desktop-slots.ts";
+import type { StackLauncher } from "../desktops/desktop-stack.ts";
+import { ComputerGateway } from "./computer-gateway.ts";
+import { issueRpcKey } from "./rpc.ts";
 
 let dir: string;
-let gateway: ScreenGateway;
+let gateway: ComputerGateway;
 let events: Record<string, unknown>[];
 
 /** A supervisor whose desktops are never started: `health` and `desktop.list` need none. */
-function supervisor(): Supervisor {
+function supervisor(): DesktopSlots {
   const launcher: StackLauncher = {
     start: () => Promise.reject(new Error("no desktops in this test")),
   };
-  return new Supervisor({
+  return new DesktopSlots({
     launcher,
     workspace: mkdtempSync(path.join(os.tmpdir(), "rpc-ws-")),
     layout: { runDir: dir, displayBase: 10, debugPortBase: 1 },
@@ -36,7 +36,7 @@ function supervisor(): Supervisor {
 }
 
 async function startGateway(withRpc: boolean): Promise<string | undefined> {
-  gateway = new ScreenGateway({
+  gateway = new ComputerGateway({
     listen: { host: "127.0.0.1", port: 0 },
     stateDir: dir,
     slotAt: () => undefined,

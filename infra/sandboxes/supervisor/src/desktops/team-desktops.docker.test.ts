@@ -39,7 +39,7 @@ import {
   type ScreenPolicy,
 } from "@rakazo/screens";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TICKET_HEADER } from "./gateway-rules.ts";
+import { TICKET_HEADER } from "../gateway/vocabulary.ts";
 
 // Opt-in for a plain `vitest run` (it takes minutes); `./rakazo test` and CI=true always run it, and
 // then a missing engine or image fails under CI=true (@rakazo/sandbox/testing).

@@ -119,7 +119,7 @@ describe.skipIf(missing.length > 0)(
       const ticket = await viewTicket();
       const client = spawn(
         process.execPath,
-        [path.join(here, "testing", "flood-client.ts"), gatewaySocket, ticket, kind],
+        [path.join(here, "..", "testing", "flood-client.ts"), gatewaySocket, ticket, kind],
         {
           stdio: ["pipe", "pipe", "pipe"],
         },
@@ -163,7 +163,7 @@ describe.skipIf(missing.length > 0)(
       daemon = spawn(
         process.execPath,
         [
-          path.join(here, "main.ts"),
+          path.join(here, "..", "daemon", "main.ts"),
           "serve",
           `--run-dir=${runDir}`,
           `--workspace=${path.join(root, "home")}`,

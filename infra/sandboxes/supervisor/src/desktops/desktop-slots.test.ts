@@ -4,9 +4,9 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { MIB } from "./admission.ts";
+import { DesktopSlots } from "./desktop-slots.ts";
 import type { DesktopStack, StackLauncher } from "./desktop-stack.ts";
 import type { StackPlan } from "./stack-argv.ts";
-import { Supervisor } from "./supervisor.ts";
 
 /** In-memory stacks; `failTeardowns` makes the next N teardowns throw. */
 function memoryLauncher() {
@@ -42,7 +42,7 @@ function memoryLauncher() {
 function supervisor(screenLimit: number, runDir = mkdtempSync(path.join(os.tmpdir(), "sup-"))) {
   const memory = memoryLauncher();
   let clock = 0;
-  const sup = new Supervisor({
+  const sup = new DesktopSlots({
     launcher: memory.launcher,
     workspace: "/ws",
     layout: { runDir, displayBase: 10, debugPortBase: 9300 },
@@ -52,7 +52,7 @@ function supervisor(screenLimit: number, runDir = mkdtempSync(path.join(os.tmpdi
   return { sup, ...memory, runDir };
 }
 
-describe("Supervisor", () => {
+describe("DesktopSlots", () => {
   it("starts lazily, keeps one desktop per bot, and bumps the generation on reuse", async () => {
     const { sup, state } = supervisor(0);
     expect(sup.list()).toEqual([]);
@@ -149,7 +149,7 @@ describe("Supervisor", () => {
     const memory = memoryLauncher();
     let clock = 0;
     // A computer with room for two desktops: each live stack costs 200 MiB of a 700 MiB cgroup.
-    const sup = new Supervisor({
+    const sup = new DesktopSlots({
       launcher: memory.launcher,
       workspace: "/ws",
       layout: { runDir: mkdtempSync(path.join(os.tmpdir(), "sup-")), displayBase: 10, debugPortBase: 9300 },

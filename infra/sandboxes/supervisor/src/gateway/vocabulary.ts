@@ -3,7 +3,7 @@
  * refusals and the key and revocation files are the gateway core's
  * (`@rakazo/protocol/gateway-core`). The listener itself is ./screen-gateway.ts.
  */
-import type { TerminalServerOptions } from "./terminal-server.ts";
+import type { TerminalServerOptions } from "../terminal/terminal-server.ts";
 
 export {
   CLOSE_EXPIRED,
@@ -61,7 +61,7 @@ export interface ConnectionInfo {
   readonly droppedInput: number;
 }
 
-export interface ScreenGatewayOptions {
+export interface ComputerGatewayOptions {
   readonly listen: GatewayListen;
   /** Directory for `gateway.key` and `gateway-revocations.json`. */
   readonly stateDir: string;

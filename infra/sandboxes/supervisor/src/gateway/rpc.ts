@@ -15,8 +15,8 @@ import { closeSync, constants, openSync, renameSync, rmSync, writeSync } from "n
 import type http from "node:http";
 import path from "node:path";
 import { SUPERVISOR_RPC_KEY_FILE, SUPERVISOR_RPC_KEY_HEADER, SUPERVISOR_RPC_PATH } from "@rakazo/protocol";
-import { headerValue } from "./gateway-rules.ts";
-import type { RpcHandler } from "./server.ts";
+import type { RpcHandler } from "../daemon/rpc-server.ts";
+import { headerValue } from "./vocabulary.ts";
 
 export interface GatewayRpc {
   /** sha256 of the key; the key itself is not kept. */

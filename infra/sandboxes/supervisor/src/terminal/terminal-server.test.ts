@@ -28,8 +28,8 @@ import {
 import { CLOSE_TERMINAL_STOPPED, TERMINAL_GATEWAY_PATH } from "@rakazo/protocol/terminal";
 import { requireTools } from "@rakazo/sandbox/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type GatewaySlot, ScreenGateway, TICKET_HEADER } from "./screen-gateway.ts";
-import { openTerminal, type TerminalClient } from "./testing/terminal-client.ts";
+import { ComputerGateway, type GatewaySlot, TICKET_HEADER } from "../gateway/computer-gateway.ts";
+import { openTerminal, type TerminalClient } from "../testing/terminal-client.ts";
 
 const gate = requireTools("PTY server beside the gateway", [
   "python3",
@@ -46,7 +46,7 @@ const SHELL_UID = ROOT ? 4242 : (process.getuid?.() ?? 1000);
 
 let dir: string;
 let workspace: string;
-let gateway: ScreenGateway;
+let gateway: ComputerGateway;
 let slots: Map<number, GatewaySlot>;
 const open: TerminalClient[] = [];
 const events: Record<string, unknown>[] = [];
@@ -115,7 +115,7 @@ beforeEach(async () => {
   writeFileSync(vncSocket, "");
   slots = new Map([[0, { index: 0, generation: 1, botId: "bot_a", state: "running", vncSocket }]]);
   events.length = 0;
-  gateway = new ScreenGateway({
+  gateway = new ComputerGateway({
     listen: { path: path.join(dir, "gateway.sock") },
     stateDir: dir,
     slotAt: (index) => slots.get(index),

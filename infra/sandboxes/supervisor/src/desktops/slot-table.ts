@@ -5,7 +5,7 @@
  * A slot is an index (display = base + index). Its generation counts occupants: it increments
  * every time the slot is handed to a bot, so (index, generation) names one desktop forever.
  */
-import type { SlotState } from "./protocol.ts";
+import type { SlotState } from "../daemon/protocol.ts";
 
 export interface SlotView {
   readonly index: number;

@@ -8,8 +8,8 @@ import os from "node:os";
 import path from "node:path";
 import { deriveScreenKey } from "@rakazo/protocol/capability";
 import { runGatewayContract } from "@rakazo/protocol/testing";
-import { type GatewaySlot, ScreenGateway } from "./screen-gateway.ts";
-import { startFakeRfb } from "./testing/fake-rfb.ts";
+import { startFakeRfb } from "../testing/fake-rfb.ts";
+import { ComputerGateway, type GatewaySlot } from "./computer-gateway.ts";
 
 const computerId = "cmp_gatewaycontract000";
 const botId = "bot_a";
@@ -23,8 +23,8 @@ runGatewayContract({
       [0, { index: 0, generation: 1, botId, state: "running", vncSocket: rfb.path }],
     ]);
     const listen = { path: path.join(dir, "gateway.sock") };
-    const start = async (): Promise<ScreenGateway> => {
-      const started = new ScreenGateway({ listen, stateDir: dir, slotAt: (index) => slots.get(index) });
+    const start = async (): Promise<ComputerGateway> => {
+      const started = new ComputerGateway({ listen, stateDir: dir, slotAt: (index) => slots.get(index) });
       await started.start();
       started.terminal.start(botId, { cwd: dir });
       return started;

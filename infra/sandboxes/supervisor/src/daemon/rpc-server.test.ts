@@ -4,10 +4,10 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { DesktopStack, StackLauncher } from "./desktop-stack.ts";
-import { dispatch, toAnswer } from "./server.ts";
-import type { StackPlan } from "./stack-argv.ts";
-import { Supervisor } from "./supervisor.ts";
+import { DesktopSlots } from "../desktops/desktop-slots.ts";
+import type { DesktopStack, StackLauncher } from "../desktops/desktop-stack.ts";
+import type { StackPlan } from "../desktops/stack-argv.ts";
+import { dispatch, toAnswer } from "./rpc-server.ts";
 
 /** A port nothing listens on: the "browser" of an in-memory desktop is unreachable. */
 async function closedPort(): Promise<number> {
@@ -32,7 +32,7 @@ async function setup(screenLimit = 0) {
       return stack;
     },
   };
-  const supervisor = new Supervisor({
+  const supervisor = new DesktopSlots({
     launcher,
     workspace: mkdtempSync(path.join(os.tmpdir(), "sup-ws-")),
     layout: {

@@ -15,21 +15,21 @@ import {
 } from "@rakazo/protocol/capability";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { type GatewaySlot, ScreenGateway, TICKET_HEADER } from "./screen-gateway.ts";
 import {
   CLIENT_HANDSHAKE,
   type FakeRfbServer,
   rfbMessages,
   SERVER_HANDSHAKE_BYTES,
   startFakeRfb,
-} from "./testing/fake-rfb.ts";
+} from "../testing/fake-rfb.ts";
+import { ComputerGateway, type GatewaySlot, TICKET_HEADER } from "./computer-gateway.ts";
 
 const master = randomBytes(32);
 const COMPUTER = "cmp_gatewaytest0000000";
 const keyOf = (computerId: string) => deriveScreenKey(master, "gateway", computerId);
 
 let dir: string;
-let gateway: ScreenGateway;
+let gateway: ComputerGateway;
 let rfb: FakeRfbServer;
 let slots: Map<number, GatewaySlot>;
 const events: Record<string, unknown>[] = [];
@@ -106,7 +106,7 @@ beforeEach(async () => {
   rfb = await startFakeRfb(path.join(dir, "slot0-g1.sock"));
   slots = new Map([[0, { index: 0, generation: 1, botId: "bot_a", state: "running", vncSocket: rfb.path }]]);
   events.length = 0;
-  gateway = new ScreenGateway({
+  gateway = new ComputerGateway({
     listen: { path: socketPath() },
     stateDir: dir,
     slotAt: (index) => slots.get(index),
@@ -122,7 +122,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe("ScreenGateway tickets", () => {
+describe("ComputerGateway tickets", () => {
   it("bridges a valid control ticket to the slot's socket, input included", async () => {
     const ws = await connect(ticket(claims()));
     await handshake(ws);
@@ -254,7 +254,7 @@ describe("ScreenGateway tickets", () => {
   it("refuses everything until configured, and keeps its keys across restarts (0600 file)", async () => {
     await gateway.close();
     rmSync(path.join(dir, "gateway.key"));
-    gateway = new ScreenGateway({
+    gateway = new ComputerGateway({
       listen: { path: socketPath() },
       stateDir: dir,
       slotAt: (i) => slots.get(i),
@@ -266,7 +266,7 @@ describe("ScreenGateway tickets", () => {
       keys: [{ kid: "k1", key: keyOf(COMPUTER).toString("base64") }],
     });
     await gateway.close();
-    gateway = new ScreenGateway({
+    gateway = new ComputerGateway({
       listen: { path: socketPath() },
       stateDir: dir,
       slotAt: (i) => slots.get(i),
@@ -286,7 +286,7 @@ describe("ScreenGateway tickets", () => {
   });
 });
 
-describe("ScreenGateway control expiry (TKO-1, issue 10 finding 3)", () => {
+describe("ComputerGateway control expiry (TKO-1, issue 10 finding 3)", () => {
   it("closes a control connection when its capability expires; a view connection stays", async () => {
     const expiresAt = Date.now() + 1200;
     const control = await connect(ticket(claims({ expiresAt })));

@@ -14,23 +14,24 @@ import {
   type SupervisorParsedParams,
   type SupervisorResult,
 } from "@rakazo/protocol";
-import { EXEC_MAX_BODY, runExecRoute } from "./exec-route.ts";
-import { ProcessManager } from "./processes.ts";
-import type { ScreenGateway } from "./screen-gateway.ts";
-import { type Supervisor, SupervisorError } from "./supervisor.ts";
+import type { DesktopSlots } from "../desktops/desktop-slots.ts";
+import { SupervisorError } from "../errors.ts";
+import type { ComputerGateway } from "../gateway/computer-gateway.ts";
+import { EXEC_MAX_BODY, runExecRoute } from "../processes/exec-route.ts";
+import { ProcessManager } from "../processes/processes.ts";
 
 const MAX_BODY = 1024 * 1024;
 
-function gatewayOf(gateway: ScreenGateway | undefined): ScreenGateway {
+function gatewayOf(gateway: ComputerGateway | undefined): ComputerGateway {
   if (!gateway) throw new SupervisorError("DESKTOP_UNAVAILABLE", "this supervisor runs no screen gateway");
   return gateway;
 }
 
 type PageMethods = ReturnType<typeof createPageMethods>;
-const pageMethods = new WeakMap<Supervisor, PageMethods>();
+const pageMethods = new WeakMap<DesktopSlots, PageMethods>();
 
 /** The page methods of a supervisor's desktops: each bot's own Chromium, downloads into the workspace. */
-function pagesOf(supervisor: Supervisor): PageMethods {
+function pagesOf(supervisor: DesktopSlots): PageMethods {
   let methods = pageMethods.get(supervisor);
   if (!methods) {
     methods = createPageMethods({
@@ -49,7 +50,7 @@ function pagesOf(supervisor: Supervisor): PageMethods {
  * they are part of the `page.act` result.
  */
 function pageCall<M extends "page.navigate" | "page.snapshot" | "page.act">(
-  supervisor: Supervisor,
+  supervisor: DesktopSlots,
   method: M,
   params: SupervisorParsedParams<M>,
 ): Promise<DeepReadonly<SupervisorResult<M>>> {
@@ -64,10 +65,10 @@ function pageCall<M extends "page.navigate" | "page.snapshot" | "page.act">(
   });
 }
 
-const processManagers = new WeakMap<Supervisor, ProcessManager>();
+const processManagers = new WeakMap<DesktopSlots, ProcessManager>();
 
 /** The supervisor's background processes (processes.ts); the daemon kills them all when it stops. */
-export function processesOf(supervisor: Supervisor): ProcessManager {
+export function processesOf(supervisor: DesktopSlots): ProcessManager {
   let manager = processManagers.get(supervisor);
   if (!manager) {
     manager = new ProcessManager({ workspace: supervisor.workspace });
@@ -77,9 +78,9 @@ export function processesOf(supervisor: Supervisor): ProcessManager {
 }
 
 type Handler<M extends SupervisorMethod> = (
-  supervisor: Supervisor,
+  supervisor: DesktopSlots,
   params: SupervisorParsedParams<M>,
-  gateway: ScreenGateway | undefined,
+  gateway: ComputerGateway | undefined,
 ) => DeepReadonly<SupervisorResult<M>> | Promise<DeepReadonly<SupervisorResult<M>>>;
 
 /** One handler per method of the protocol's table; a method added there fails to compile here. */
@@ -138,10 +139,10 @@ function workspacePath(workspace: string, relative: string): string {
 
 /** Validates `params` with the method's schema from the protocol's table, then runs the method. */
 export function dispatch(
-  supervisor: Supervisor,
+  supervisor: DesktopSlots,
   method: string,
   params: unknown,
-  gateway?: ScreenGateway,
+  gateway?: ComputerGateway,
 ): Promise<unknown> | unknown {
   if (!isSupervisorMethod(method)) {
     throw new SupervisorError("SANDBOX_PROVIDER_ERROR", `unknown method ${JSON.stringify(method)}`);
@@ -151,9 +152,9 @@ export function dispatch(
 
 function run<M extends SupervisorMethod>(
   method: M,
-  supervisor: Supervisor,
+  supervisor: DesktopSlots,
   params: unknown,
-  gateway: ScreenGateway | undefined,
+  gateway: ComputerGateway | undefined,
 ): ReturnType<Handler<M>> {
   const parsed = SUPERVISOR_METHODS[method].params.safeParse(params);
   if (!parsed.success) {
@@ -191,7 +192,7 @@ export type RpcHandler = (
   route: string,
 ) => void;
 
-export function rpcHandler(supervisor: Supervisor, gateway?: ScreenGateway): RpcHandler {
+export function rpcHandler(supervisor: DesktopSlots, gateway?: ComputerGateway): RpcHandler {
   return (request, response, route) => {
     const reply = (status: number, answer: SupervisorAnswer): void => {
       const body = JSON.stringify(answer);
@@ -239,7 +240,7 @@ export function rpcHandler(supervisor: Supervisor, gateway?: ScreenGateway): Rpc
   };
 }
 
-export function createRpcServer(supervisor: Supervisor, gateway?: ScreenGateway): http.Server {
+export function createRpcServer(supervisor: DesktopSlots, gateway?: ComputerGateway): http.Server {
   const handle = rpcHandler(supervisor, gateway);
   return http.createServer((request, response) => handle(request, response, request.url ?? ""));
 }

@@ -25,8 +25,8 @@ import {
   type TerminalErrorCode,
   TerminalFrameError,
 } from "@rakazo/protocol/terminal";
+import { ClientFrameParser, closeFrame, frameHeader, OPCODE } from "../gateway/ws-frame.ts";
 import { PTY_HELPER_SOURCE } from "./pty-helper.ts";
-import { ClientFrameParser, closeFrame, frameHeader, OPCODE } from "./ws-frame.ts";
 
 /** Where nss_wrapper may be installed (Debian's libnss-wrapper). */
 const NSS_WRAPPER_PATHS = [

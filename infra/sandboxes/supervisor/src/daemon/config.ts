@@ -13,9 +13,14 @@
  */
 import os from "node:os";
 import path from "node:path";
-import { type AdmissionPolicy, DEFAULT_ADMISSION_POLICY, parseCount, parseMiB } from "./admission.ts";
-import { parseScreenLimit } from "./slot-table.ts";
-import { DEFAULT_LAYOUT } from "./stack-argv.ts";
+import {
+  type AdmissionPolicy,
+  DEFAULT_ADMISSION_POLICY,
+  parseCount,
+  parseMiB,
+} from "../desktops/admission.ts";
+import { parseScreenLimit } from "../desktops/slot-table.ts";
+import { DEFAULT_LAYOUT } from "../desktops/stack-argv.ts";
 
 export interface SupervisorConfig {
   readonly runDir: string;
