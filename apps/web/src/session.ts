@@ -9,7 +9,7 @@
  * token (`token/revoke`). The browser's RPCs go through `/api/rpc/<name>` and the live activity
  * through `/api/activity/stream`, with the session's token added here; the API checks it on every
  * call, so a revoked or expired session is refused at once. Only `/auth/session` asks the API
- * itself, and trusts a yes for at most a second.
+ * itself, and trusts a yes for half a second.
  *
  * Behind a TLS reverse proxy the request this service sees is plain HTTP on the proxy's
  * upstream address, so TLS and the browser's origin come from configuration (`publicUrl`, from
@@ -31,8 +31,8 @@ const TOKEN_SHAPE = /^rkz_[A-Za-z0-9]{43}$/;
 /** RPCs the browser may not call through the session: setup has its own route. */
 const NOT_PROXIED = new Set(["setup/bootstrap"]);
 const RPC_NAME = /^[a-z]+(\/[a-zA-Z]+){1,2}$/;
-/** How long `/auth/session` trusts the API's yes: a revoked session shows within a second. */
-const CONFIRMED_FOR_MS = 1_000;
+/** How long `/auth/session` trusts the API's yes: a revoked session shows well within a second. */
+const CONFIRMED_FOR_MS = 500;
 /** Bounds the confirmations kept (one per signed-in browser that asked within the last second). */
 const MAX_CONFIRMED = 10_000;
 const IV_BYTES = 12;
