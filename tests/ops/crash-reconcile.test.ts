@@ -4,7 +4,7 @@
 // lapses, freeing the bot for a person (TKO-1).
 import { computerOperations, computers, executionLeases, runs } from "@rakazo/db";
 import { LAPSED_RUN_ERROR } from "@rakazo/services";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Child, freePort, killHard, startChild, startTestWorker } from "../support/processes.ts";
 import { createTestSystem, eventually, runningComputer, type TestSystem } from "../support/system.ts";
@@ -21,14 +21,21 @@ afterAll(async () => {
 });
 
 /** Starts the real API process that dies right after an operation's commit, and calls `rpc` on it. */
-async function callCrashingApi(rpc: string, body: unknown, token: string): Promise<void> {
+async function callCrashingApi(
+  rpc: string,
+  body: unknown,
+  token: string,
+  crash: { RAKAZO_TEST_CRASH_AFTER: string; AGENT_MODEL?: string } = {
+    RAKAZO_TEST_CRASH_AFTER: "operation-commit",
+  },
+): Promise<void> {
   const port = await freePort();
   const api = startChild("apps/api/src/main.ts", {
     DATABASE_URL: system.database.url,
     DATA_DIR: system.dataDir,
     RAKAZO_PROVIDER: "fake",
     API_PORT: String(port),
-    RAKAZO_TEST_CRASH_AFTER: "operation-commit",
+    ...crash,
   });
   children.push(api);
   const { process: child, output } = api;
@@ -141,7 +148,7 @@ describe("a run whose worker was killed (OPS-4)", () => {
     );
     expect(blocked.json.error?.code).toBe("TAKEOVER_CONFLICT");
 
-    await system.startWorker({
+    const reconciling = await system.startWorker({
       reconciler: { intervalMs: 300, queuedGraceMs: 1_000, runGraceMs: 500, workerSilenceMs: 60_000 },
     });
     const killedAt = Date.now();
@@ -154,5 +161,96 @@ describe("a run whose worker was killed (OPS-4)", () => {
     expect(run.error).toBe(LAPSED_RUN_ERROR);
     const taken = await system.rpc("computer/takeControl", { computerId, botId: tenant.botId }, tenant.token);
     expect(taken.status, JSON.stringify(taken.json)).toBe(200);
+    // Later runs must be hosted by their own child workers (this one has no agent model).
+    await reconciling.stop({ timeoutMs: 5_000 });
+  }, 120_000);
+});
+
+describe("an agent run whose job was never sent (OPS-4)", () => {
+  it("is hosted once the reconciler sends its job again, under its own job id", async () => {
+    const tenant = await system.newTenant("crash-agent-run");
+    const provisioner = await system.startWorker();
+    const computerId = await runningComputer(system, tenant);
+    await provisioner.stop({ timeoutMs: 5_000 });
+    await callCrashingApi("agent/run", { computerId, botId: tenant.botId, task: "wait" }, tenant.token, {
+      RAKAZO_TEST_CRASH_AFTER: "run-commit",
+      AGENT_MODEL: "faux:stuck",
+    });
+    const [committed] = await system.ctx.db.select().from(runs).where(eq(runs.botId, tenant.botId));
+    if (!committed) throw new Error("the run was not committed");
+    expect(committed).toMatchObject({ status: "running", task: "wait", hostedAt: null });
+
+    // A worker with the reconciler (3 s grace): it hosts the run only if the job is sent again.
+    const worker = await startTestWorker({
+      DATABASE_URL: system.database.url,
+      TEST_DATA_DIR: system.dataDir,
+      TEST_AGENT: "stuck",
+      TEST_SWEEP_MS: "300",
+    });
+    children.push(worker);
+    const hosted = await eventually(async () => {
+      const [row] = await system.ctx.db.select().from(runs).where(eq(runs.id, committed.id));
+      return row?.hostedAt ? row : undefined;
+    }, 30_000);
+    expect((hosted.hostedAt?.getTime() ?? 0) - committed.createdAt.getTime()).toBeLessThan(25_000);
+    expect(worker.output.join("")).toContain('"msg":"run.republished"');
+    const jobs = await system.ctx.db.execute<{ count: number }>(
+      sql`select count(*)::int as count from pgboss.job where name = 'agent.run' and data->>'runId' = ${committed.id}`,
+    );
+    expect(jobs[0]?.count, "jobs sent for the run").toBe(1);
+    await killHard(worker);
+  }, 120_000);
+});
+
+describe("a run waiting for a person whose worker was killed (OPS-4, TKO-3)", () => {
+  it("ends failed after its lease lapses instead of waiting forever", async () => {
+    const tenant = await system.newTenant("crash-waiting-run");
+    const worker = await startTestWorker({
+      DATABASE_URL: system.database.url,
+      TEST_DATA_DIR: system.dataDir,
+      TEST_AGENT: "stuck",
+    });
+    children.push(worker);
+    const computerId = await runningComputer(system, tenant);
+    const started = await system.rpc(
+      "agent/run",
+      { computerId, botId: tenant.botId, task: "wait" },
+      tenant.token,
+    );
+    expect(started.status, JSON.stringify(started.json)).toBe(200);
+    const runId = started.json.result.id as string;
+    // The child hosts the run: its heartbeat shortens the lease from 120 s to 1.5 s.
+    await eventually(async () => {
+      const [lease] = await system.ctx.db
+        .select()
+        .from(executionLeases)
+        .where(eq(executionLeases.holderId, runId));
+      const expires = lease?.expiresAt;
+      return expires && expires.getTime() < Date.now() + 10_000 ? true : undefined;
+    }, 30_000);
+    // As request_takeover leaves it: waiting for a person, its session kept in the worker.
+    await system.ctx.db
+      .update(runs)
+      .set({ status: "waiting_takeover", takeoverReason: "a captcha", waitingSince: new Date() })
+      .where(eq(runs.id, runId));
+    await killHard(worker);
+
+    await system.startWorker({
+      reconciler: { intervalMs: 300, queuedGraceMs: 60_000, runGraceMs: 500, workerSilenceMs: 60_000 },
+    });
+    const run = await eventually(async () => {
+      const [row] = await system.ctx.db.select().from(runs).where(eq(runs.id, runId));
+      return row?.status === "failed" ? row : undefined;
+    }, 20_000).catch(async (error: unknown) => {
+      const [row] = await system.ctx.db.select().from(runs).where(eq(runs.id, runId));
+      const leases = await system.ctx.db
+        .select()
+        .from(executionLeases)
+        .where(eq(executionLeases.holderId, runId));
+      throw new Error(
+        `${(error as Error).message}: run ${JSON.stringify(row)} leases ${JSON.stringify(leases)}`,
+      );
+    });
+    expect(run.error).toBe(LAPSED_RUN_ERROR);
   }, 120_000);
 });

@@ -16,9 +16,12 @@ const bracketed = (host: string) => (host.includes(":") ? `[${host}]` : host);
 const log = createLogger({ level: env.LOG_LEVEL, base: { service: "api" } });
 const runtime = await createRuntime({
   ...runtimeConfigFromEnv(env, { role: "api", log }),
-  // Crash tests (OPS-4): die between an operation's commit and its enqueue, like a kill -9.
+  // Crash tests (OPS-4): die between an operation's (or agent run's) commit and its enqueue, like a kill -9.
   ...(env.RAKAZO_TEST_CRASH_AFTER === "operation-commit"
     ? { faults: { afterOperationCommit: () => process.kill(process.pid, "SIGKILL") } }
+    : {}),
+  ...(env.RAKAZO_TEST_CRASH_AFTER === "run-commit"
+    ? { faults: { afterRunCommit: () => process.kill(process.pid, "SIGKILL") } }
     : {}),
   // Screens (SCR-2/4): capabilities sealed with these keys, handed out as web-service URLs.
   ...(env.SCREEN_CAPABILITY_KEYS

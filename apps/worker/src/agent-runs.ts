@@ -11,6 +11,7 @@ import type { JobContext, JobPayload } from "@rakazo/jobs";
 import {
   endRun,
   isAppError,
+  markRunHosted,
   parseAgentModel,
   renewExecutionLease,
   type ServiceContext,
@@ -40,6 +41,7 @@ export function agentRunHandler(ctx: ServiceContext, options: AgentHostOptions) 
   return async (payload: JobPayload<"agent.run">, _job: JobContext): Promise<void> => {
     const caller = { userId: payload.userId, tokenId: "agent-run" };
     const key = { computerId: payload.computerId, botId: payload.botId, fencingToken: payload.fencingToken };
+    await markRunHosted(ctx, payload.runId);
     const abort = new AbortController();
     const heartbeat = setInterval(() => {
       renewExecutionLease(ctx, { ...key, ttlMs: options.leaseTtlMs ?? 120_000 }).catch((error: unknown) => {

@@ -35,7 +35,7 @@ function requireSelectedProviderKey(env: { RAKAZO_PROVIDER: string }, ctx: z.Ref
 /** The computers of every provider: screens, sizes, quotas and network policy. */
 const computerShape = {
   SANDBOX_TEAM_SCREEN_LIMIT: z.coerce.number().int().min(0).default(0),
-  // Computer sizing (issue 12): the default for new computers and the most `computer/create` may ask.
+  // Computer sizing: the default for new computers and the most `computer/create` may ask.
   RAKAZO_COMPUTER_MEMORY_MIB: z.coerce.number().int().min(256).default(4_096),
   RAKAZO_COMPUTER_CPUS: z.coerce.number().min(0.1).max(256).default(2),
   RAKAZO_COMPUTER_PIDS: z.coerce.number().int().min(64).default(4_096),
@@ -48,7 +48,7 @@ const computerShape = {
   RAKAZO_SPACE_MAX_COMPUTERS: z.coerce.number().int().min(0).optional(),
   RAKAZO_SPACE_MAX_MEMORY_MIB: z.coerce.number().int().min(0).optional(),
   RAKAZO_SPACE_MAX_CPUS: z.coerce.number().min(0).optional(),
-  // Network policy of new computers (issue 16): none (no network at all) | egress | allowlist.
+  // Network policy of new computers: none (no network at all) | egress | allowlist.
   COMPUTER_NETWORK: z.enum(["none", "egress", "allowlist"]).default("none"),
 };
 
@@ -131,7 +131,7 @@ export const apiEnvSchema = z
      */
     RAKAZO_SETUP_CODE: optionalString,
     /**
-     * Enables the external computer surface (`external/*` RPCs, issue 19) for programs outside
+     * Enables the external computer surface (`external/*` RPCs) for programs outside
      * the app, such as `apps/bridge`; at least 32 characters. Unset, the surface does not exist.
      */
     EXTERNAL_COMPUTER_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 32, {
@@ -141,8 +141,8 @@ export const apiEnvSchema = z
     SCREEN_CAPABILITY_KEYS: optionalString,
     /** The longest lifetime `computer/screenUrl` grants (`ttlSeconds`); longer asks are refused. */
     SCREEN_URL_MAX_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(86_400),
-    /** Crash tests only: the API exits (SIGKILL) right after an operation's commit. */
-    RAKAZO_TEST_CRASH_AFTER: z.enum(["operation-commit"]).optional(),
+    /** Crash tests only: the API exits (SIGKILL) right after an operation's (or agent run's) commit. */
+    RAKAZO_TEST_CRASH_AFTER: z.enum(["operation-commit", "run-commit"]).optional(),
   })
   .superRefine(requireSelectedProviderKey);
 
@@ -173,7 +173,7 @@ export const workerEnvSchema = z
     // for WORKER_SILENCE_SECONDS (ten minutes) becomes interrupted.
     WORKER_HEARTBEAT_SECONDS: z.coerce.number().min(0.2).default(30),
     WORKER_SILENCE_SECONDS: z.coerce.number().min(1).default(600),
-    /** Touched after each recorded heartbeat: a container healthcheck reads its age (issue 22). */
+    /** Touched after each recorded heartbeat: a container healthcheck reads its age. */
     WORKER_HEALTH_FILE: optionalString,
   })
   .superRefine(requireSelectedProviderKey);
@@ -189,7 +189,7 @@ export const webEnvSchema = z.object({
 });
 
 /**
- * `apps/bridge` (issue 19): the stateless credential proxy. It alone holds the external token;
+ * `apps/bridge`: the stateless credential proxy. It alone holds the external token;
  * its callers (clients: one per agent harness) hold only their own bridge token. Not part of the
  * launcher's runtime slice: it runs beside a deployment, often on another machine.
  */

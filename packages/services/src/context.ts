@@ -40,7 +40,11 @@ export interface ServiceContext {
    */
   /** This worker process's id (`worker_heartbeats`); operations it claims carry it (OPS-5). */
   readonly workerId?: string;
-  readonly faults?: { readonly afterOperationCommit?: () => void };
+  readonly faults?: {
+    readonly afterOperationCommit?: () => void;
+    /** Called right after an agent run's row is committed and before its job is enqueued. */
+    readonly afterRunCommit?: () => void;
+  };
 }
 
 /**

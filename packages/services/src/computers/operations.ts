@@ -12,7 +12,12 @@ type Tx = Parameters<Parameters<ServiceContext["db"]["transaction"]>[0]>[0];
  * instead of a second job (OPS-4: a claimed job is never replayed by the reconciler).
  */
 export function jobIdOf(operationId: string): string {
-  const hex = createHash("sha1").update(`rakazo-operation:${operationId}`).digest("hex");
+  return derivedJobId(`rakazo-operation:${operationId}`);
+}
+
+/** A name-based (version 5 shaped) UUID for `name`: the same name always gives the same job id. */
+export function derivedJobId(name: string): string {
+  const hex = createHash("sha1").update(name).digest("hex");
   const variant = ((Number.parseInt(hex.slice(16, 17), 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }

@@ -3,7 +3,8 @@
  * worker's agent host, or an outside agent's run/heartbeat). A `running` run whose own lease
  * lapsed more than `graceMs` ago has no host any more; it ends `failed` so the bot is free for
  * a new run or a takeover (TKO-1) instead of staying "working" until someone calls stopBot.
- * A run waiting for a human holds no worker and is left alone (TKO-3).
+ * A run waiting for a human (TKO-3) is hosted too — its session waits in the worker, which keeps
+ * renewing the lease — so a waiting run whose lease lapsed lost its session and ends the same way.
  */
 import { computers, runs } from "@rakazo/db";
 import { eq, sql } from "drizzle-orm";
@@ -17,7 +18,7 @@ export async function endLapsedRuns(ctx: ServiceContext, policy: { graceMs: numb
   const lapsed = await ctx.db.execute<{ id: string }>(sql`
     select r.id from runs r
     join execution_leases l on l.computer_id = r.computer_id and l.bot_id = r.bot_id
-    where r.status = 'running'
+    where r.status in ('running', 'waiting_takeover')
       and l.holder_id = r.id
       and l.expires_at < now() - ${policy.graceMs} * interval '1 millisecond'
     limit 50`);

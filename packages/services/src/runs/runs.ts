@@ -52,7 +52,13 @@ export interface RunHooks {
 export async function startRun(
   ctx: ServiceContext,
   caller: Caller,
-  input: { computerId: string; botId: string; leaseTtlMs?: number },
+  input: {
+    computerId: string;
+    botId: string;
+    leaseTtlMs?: number;
+    /** An agent run's task, kept so its job can be sent again (agent/start.ts). */
+    task?: string;
+  },
 ): Promise<{ run: RunView; lease: Lease }> {
   const computer = await requireComputer(ctx, caller, input.computerId);
   await requireBotOnComputer(ctx, computer, input.botId);
@@ -71,6 +77,7 @@ export async function startRun(
       botId: input.botId,
       status: "running",
       startedAt: new Date(),
+      ...(input.task !== undefined ? { task: input.task, startedBy: caller.userId } : {}),
     })
     .returning();
   if (!row) throw new AppError("INTERNAL", "run insert returned nothing");
