@@ -7,7 +7,7 @@ import { AppError } from "../errors.ts";
 const TOKEN_PREFIX = "rkz_";
 const TOKEN_SHAPE = /^rkz_[A-Za-z0-9]{43}$/;
 /** A web session's lifetime when its creator names none: the web app's sign-in lasts a day's work. */
-export const WEB_SESSION_TTL_SECONDS = 12 * 3600;
+const WEB_SESSION_TTL_SECONDS = 12 * 3600;
 /** `last_used_at` is written when it is older than this, not on every request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
