@@ -1,7 +1,14 @@
 /** Small HTTP helpers shared by the emulators (node:http, no framework). */
+import { createHash, timingSafeEqual } from "node:crypto";
 import type http from "node:http";
 
-async function readBody(request: http.IncomingMessage, limitBytes = 64 * 1024 * 1024): Promise<Buffer> {
+/** The largest request body an emulator reads (JSON, uploads); a larger one is an error. */
+export const BODY_LIMIT_BYTES = 64 * 1024 * 1024;
+
+export async function readBody(
+  request: http.IncomingMessage,
+  limitBytes = BODY_LIMIT_BYTES,
+): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
@@ -12,6 +19,7 @@ async function readBody(request: http.IncomingMessage, limitBytes = 64 * 1024 * 
   return Buffer.concat(chunks);
 }
 
+/** The JSON body, `{}` when empty; malformed JSON throws. */
 export async function readJson(request: http.IncomingMessage): Promise<unknown> {
   const body = await readBody(request);
   if (body.length === 0) return {};
@@ -33,6 +41,11 @@ export function sendJson(
   response.end(text);
 }
 
+/** An answer with no body (and no content type). */
+export function sendEmpty(response: http.ServerResponse, status: number): void {
+  response.writeHead(status).end();
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -40,4 +53,40 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 /** Single-quotes a value for a POSIX shell. */
 export function shellQuote(value: string): string {
   return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+/** Constant-time equality of two secrets of any length (both are hashed first). */
+export function sameSecret(given: string, expected: string): boolean {
+  return timingSafeEqual(
+    createHash("sha256").update(given).digest(),
+    createHash("sha256").update(expected).digest(),
+  );
+}
+
+/** Whether the request carries `Authorization: Bearer <key>`. */
+export function hasBearer(request: http.IncomingMessage, key: string): boolean {
+  const auth = request.headers.authorization ?? "";
+  return auth.startsWith("Bearer ") && sameSecret(auth.slice(7), key);
+}
+
+/** Whether the request carries `key` in header `name` (lower case). */
+export function hasKeyHeader(request: http.IncomingMessage, name: string, key: string): boolean {
+  const given = request.headers[name];
+  return typeof given === "string" && sameSecret(given, key);
+}
+
+export interface RequestRecord {
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+}
+
+/** Appends the call to `log` once its answer is sent (method, path without query, status). */
+export function recordRequest(
+  log: RequestRecord[],
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  path: string,
+): void {
+  response.on("finish", () => log.push({ method: request.method ?? "", path, status: response.statusCode }));
 }

@@ -3,7 +3,7 @@
  * (docs/providers.md, "Running the emulators"): unary = plain JSON; server streams = `0x00`-flagged envelopes (uint32
  * big-endian length + JSON) and a final `0x02` end-stream envelope carrying `{}` or an error.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 
 export type ConnectCode =
   | "invalid_argument"
@@ -30,12 +30,6 @@ export class ConnectError extends Error {
     super(message);
     this.code = code;
   }
-}
-
-export async function readBody(request: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
 }
 
 /** The one request message of a unary call or of a server stream's envelope. */
