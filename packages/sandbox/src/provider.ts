@@ -10,6 +10,7 @@
  * paths and `..` segments are refused with `INVALID_PATH` by every implementation.
  */
 import type { Readable } from "node:stream";
+import type { ProviderKind } from "@rakazo/config";
 import type {
   DesktopAction,
   PageAction,
@@ -19,6 +20,11 @@ import type {
   ScreenGatewayTarget,
 } from "@rakazo/protocol";
 
+/**
+ * The kinds are the keys of @rakazo/config's provider table (`PROVIDERS`), written once there;
+ * the registry (./registry.ts) fails to type-check until each kind has a factory.
+ */
+export type { ProviderKind } from "@rakazo/config";
 // The wire shapes are @rakazo/protocol's (written once); re-exported where providers use them.
 export {
   DESKTOP_SCREEN,
@@ -36,13 +42,6 @@ export {
   type ScreenGatewayTarget,
 } from "@rakazo/protocol";
 
-/**
- * Kinds with an adapter in this build. A new adapter adds its kind here, and the registry
- * (./registry.ts) then fails to type-check until it is wired in.
- */
-export const PROVIDER_KINDS = ["fake", "docker", "host", "e2b", "novita", "daytona", "boat"] as const;
-export type ProviderKind = (typeof PROVIDER_KINDS)[number];
-
 export type ComputerMode = "team" | "private";
 
 export interface ProviderCapabilities {
@@ -58,7 +57,7 @@ export interface ProviderCapabilities {
    */
   readonly billsWhileRunning: boolean;
   /**
-   * Network policies this adapter can enforce (issue 16); absent means `["none"]` only. The
+   * Network policies this adapter can enforce; absent means `["none"]` only. The
    * control plane refuses any other policy with `UNSUPPORTED` instead of ignoring it.
    */
   readonly networkModes?: readonly NetworkMode[];
@@ -78,7 +77,7 @@ export interface ProviderCapabilities {
   readonly defaultPageBrowser: "sandbox" | "fake";
 }
 
-// ---------------------------------------------------------------- network policy (issue 16)
+// ---------------------------------------------------------------- network policy
 
 /**
  * `none`: no network at all (the default). `egress`: outbound to public addresses.
@@ -112,7 +111,7 @@ export interface ProvisionRequest {
   readonly ref?: string | null;
   /** Key of the workspace this machine mounts or restores (stable across replacements). */
   readonly homeKey: string;
-  /** The computer's size (issue 12); absent fields take the provider's deployment defaults. */
+  /** The computer's size; absent fields take the provider's deployment defaults. */
   readonly sizing?: ComputerSizing;
   /** The computer's network policy; absent = `none`. A machine with another policy is replaced. */
   readonly network?: NetworkPolicy;
@@ -174,11 +173,11 @@ export interface Sandbox {
   stopTerminal?(request: { readonly botId?: string }): Promise<{ readonly closed: number }>;
   /** The computer's screen gateway (SCR-1..3), where the provider wires one. */
   readonly screens?: SandboxScreens;
-  /** Background commands (issue 19), where the computer runs the supervisor's process manager. */
+  /** Background commands, where the computer runs the supervisor's process manager. */
   readonly processes?: SandboxProcesses;
 }
 
-// ---------------------------------------------------------------- background commands (issue 19)
+// ---------------------------------------------------------------- background commands
 
 export interface ProcessOutputChunk {
   readonly stream: "stdout" | "stderr";
@@ -344,7 +343,7 @@ export interface SandboxDesktop {
   list(): Promise<DesktopSlotInfo[]>;
   /** Marks the bot's screen as controlled by a person: never evicted at the cap (CMP-5). */
   setControlled?(botId: string, controlled: boolean): Promise<void>;
-  /** Live desktops and what bounds more of them (issue 12); does not start a desktop. */
+  /** Live desktops and what bounds more of them; does not start a desktop. */
   capacity?(): Promise<DesktopCapacity>;
 }
 

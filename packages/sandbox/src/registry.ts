@@ -1,25 +1,12 @@
 /**
- * The typed provider registry: one factory per `ProviderKind`. A kind without a factory is a
- * type error, so an adapter cannot be half-added.
+ * The typed provider registry: one factory per `ProviderKind` (the keys of @rakazo/config's
+ * provider table). The map is checked against the kinds, so a kind without a factory, or a
+ * factory without a kind, is a type error and an adapter cannot be half-added. Each factory's
+ * parameter is its adapter's options; `ProviderConfig` is derived from them.
  */
 
 import type { ProviderEventLog, ProviderKind, SandboxProvider } from "./provider.ts";
-import type { BoatProviderConfig } from "./providers/boat/boat.ts";
-import type { DaytonaProviderConfig } from "./providers/daytona/daytona.ts";
-import type { E2BProviderConfig } from "./providers/e2b-family/e2b.ts";
-import type { NovitaProviderConfig } from "./providers/e2b-family/novita.ts";
-import type { FakeProviderOptions } from "./providers/fake/fake-provider.ts";
-import { createFakeProvider } from "./providers/fake/fake-provider.ts";
-
-interface ProviderConfigs {
-  fake: FakeProviderOptions;
-  docker: DockerProviderConfig;
-  host: HostProviderConfig;
-  e2b: RemoteProviderConfig<E2BProviderConfig>;
-  novita: RemoteProviderConfig<NovitaProviderConfig>;
-  daytona: RemoteProviderConfig<DaytonaProviderConfig>;
-  boat: RemoteProviderConfig<BoatProviderConfig>;
-}
+import { createFakeProvider, type FakeProviderOptions } from "./providers/fake/fake-provider.ts";
 
 /**
  * Options of a remote adapter as data: the supervisor bundle by path (the worker and API read
@@ -43,7 +30,7 @@ export interface DockerProviderConfig {
   readonly memoryBytes?: number;
   readonly pidsLimit?: number;
   readonly nanoCpus?: number;
-  /** Upstream network of computers' egress proxies (issue 16); default `rakazo-egress`. */
+  /** Upstream network of computers' egress proxies; default `rakazo-egress`. */
   readonly egressNetwork?: string;
   /** Private CIDRs opened to computers' egress (default none). */
   readonly egressPrivateAllow?: readonly string[];
@@ -59,8 +46,6 @@ export interface HostProviderConfig {
   readonly displayCount?: number;
 }
 
-export type ProviderConfig = { [K in ProviderKind]: { kind: K } & ProviderConfigs[K] }[ProviderKind];
-
 /** What the process gives every provider beside its settings. */
 export interface ProviderHooks {
   /**
@@ -70,38 +55,40 @@ export interface ProviderHooks {
   readonly log?: ProviderEventLog;
 }
 
-type Factories = {
-  [K in ProviderKind]: (config: ProviderConfigs[K], hooks: ProviderHooks) => Promise<SandboxProvider>;
-};
+/** A remote adapter's factory: its module loaded when selected, its bundle read from the path. */
+function remote<C extends { readonly supervisorBundle: () => Promise<Uint8Array> }>(
+  load: () => Promise<(config: C) => SandboxProvider>,
+) {
+  return async ({ supervisorBundlePath, ...config }: RemoteProviderConfig<C>) =>
+    (await load())({ ...config, supervisorBundle: bundleReader(supervisorBundlePath) } as unknown as C);
+}
 
-const factories: Factories = {
-  fake: async (config) => createFakeProvider(config),
-  docker: async (config, hooks) => {
-    // Loaded lazily: dockerode is only needed where the Docker adapter is selected.
+// Adapters other than the fake are loaded lazily: each pulls in its own SDK (dockerode, e2b, …),
+// needed only where that adapter is selected.
+const factories = {
+  fake: async (config: FakeProviderOptions) => createFakeProvider(config),
+  docker: async (config: DockerProviderConfig, hooks: ProviderHooks) => {
     const { createSupervisedDockerProvider } = await import("./providers/docker/supervised.ts");
     return createSupervisedDockerProvider(config, hooks);
   },
-  host: async (config, hooks) => {
+  host: async (config: HostProviderConfig, hooks: ProviderHooks) => {
     const { createHostProvider } = await import("./providers/host/host-provider.ts");
     return createHostProvider({ ...config, ...(hooks.log ? { log: hooks.log } : {}) });
   },
-  e2b: async ({ supervisorBundlePath, ...config }) => {
-    const { createE2BProvider } = await import("./providers/e2b-family/e2b.ts");
-    return createE2BProvider({ ...config, supervisorBundle: bundleReader(supervisorBundlePath) });
-  },
-  novita: async ({ supervisorBundlePath, ...config }) => {
-    const { createNovitaProvider } = await import("./providers/e2b-family/novita.ts");
-    return createNovitaProvider({ ...config, supervisorBundle: bundleReader(supervisorBundlePath) });
-  },
-  daytona: async ({ supervisorBundlePath, ...config }) => {
-    const { createDaytonaProvider } = await import("./providers/daytona/daytona.ts");
-    return createDaytonaProvider({ ...config, supervisorBundle: bundleReader(supervisorBundlePath) });
-  },
-  boat: async ({ supervisorBundlePath, ...config }) => {
-    const { createBoatProvider } = await import("./providers/boat/boat.ts");
-    return createBoatProvider({ ...config, supervisorBundle: bundleReader(supervisorBundlePath) });
-  },
+  e2b: remote(async () => (await import("./providers/e2b-family/e2b.ts")).createE2BProvider),
+  novita: remote(async () => (await import("./providers/e2b-family/novita.ts")).createNovitaProvider),
+  daytona: remote(async () => (await import("./providers/daytona/daytona.ts")).createDaytonaProvider),
+  boat: remote(async () => (await import("./providers/boat/boat.ts")).createBoatProvider),
+} satisfies {
+  readonly [K in ProviderKind]: (config: never, hooks: ProviderHooks) => Promise<SandboxProvider>;
 };
+
+type Factories = typeof factories;
+
+/** What `createProvider` takes: the kind and that adapter's options. */
+export type ProviderConfig = {
+  [K in ProviderKind]: { readonly kind: K } & Parameters<Factories[K]>[0];
+}[ProviderKind];
 
 export function createProvider(config: ProviderConfig, hooks: ProviderHooks = {}): Promise<SandboxProvider> {
   const factory = factories[config.kind] as (c: ProviderConfig, h: ProviderHooks) => Promise<SandboxProvider>;
