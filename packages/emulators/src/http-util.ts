@@ -3,7 +3,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type http from "node:http";
 
 /** The largest request body an emulator reads (JSON, uploads); a larger one is an error. */
-export const BODY_LIMIT_BYTES = 64 * 1024 * 1024;
+const BODY_LIMIT_BYTES = 64 * 1024 * 1024;
 
 export async function readBody(
   request: http.IncomingMessage,

@@ -18,7 +18,7 @@ type ParamNames<P extends string> = P extends `${string}:${infer Name}/${infer R
     ? Name
     : never;
 
-export type Params<P extends string> = { readonly [K in ParamNames<P>]: string };
+type Params<P extends string> = { readonly [K in ParamNames<P>]: string };
 
 export type Call<P extends string = string, X = unknown> = {
   readonly request: IncomingMessage;
