@@ -4,4 +4,4 @@ import { listActivity } from "@rakazo/services";
 import { defineRpc } from "./define.ts";
 
 /** `computer/activity`: a computer's command history (TOOL-4), oldest first, paged by event id. */
-export const computerActivity = defineRpc(contract, (ctx, caller, input) => listActivity(ctx, caller, input));
+export const computerActivity = defineRpc(contract, listActivity);

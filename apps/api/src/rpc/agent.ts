@@ -3,4 +3,4 @@ import { startAgentRun } from "@rakazo/services";
 import { defineRpc } from "./define.ts";
 
 /** Starts an agent (one Pi session in the worker) on a bot's computer; returns its run. */
-export const agentRun = defineRpc(contract, (ctx, caller, input) => startAgentRun(ctx, caller, input));
+export const agentRun = defineRpc(contract, startAgentRun);

@@ -11,52 +11,36 @@ import {
 } from "@rakazo/services";
 import { defineRpc } from "./define.ts";
 
-export const computerCreate = defineRpc(contracts.computerCreate, (ctx, caller, input) =>
-  createComputer(ctx, caller, input),
-);
+export const computerCreate = defineRpc(contracts.computerCreate, createComputer);
 
-export const computerGet = defineRpc(contracts.computerGet, (ctx, caller, input) =>
-  getComputer(ctx, caller, input),
-);
+export const computerGet = defineRpc(contracts.computerGet, getComputer);
 
-export const computerList = defineRpc(contracts.computerList, (ctx, caller, input) =>
-  listComputers(ctx, caller, input),
-);
+export const computerList = defineRpc(contracts.computerList, listComputers);
 
-export const computerExec = defineRpc(
-  contracts.computerExec,
-  (ctx, caller, input) => execComputer(ctx, caller, input),
-  {
-    activity: (input, outcome) => {
-      const command = shellLine(input.argv);
-      // Env values and stdin may be secrets: only their names and size are kept.
-      const details = {
-        ...(input.cwd !== undefined ? { cwd: input.cwd } : {}),
-        ...(input.env !== undefined ? { envNames: Object.keys(input.env) } : {}),
-        ...(input.stdin !== undefined ? { stdinChars: input.stdin.length } : {}),
-      };
-      const base = { computerId: input.computerId, botId: input.lease?.botId ?? null, command, details };
-      if (!outcome.ok) return { ...base, line: `$ ${command}` };
-      const { exitCode, stdout, stderr, timedOut } = outcome.result;
-      return {
-        ...base,
-        line: `$ ${command} → exit ${exitCode}${timedOut ? " (timed out)" : ""}`,
-        exitCode,
-        output: stdout + (stderr ? `${stdout ? "\n" : ""}${stderr}` : ""),
-        ok: exitCode === 0 && !timedOut,
-      };
-    },
+export const computerExec = defineRpc(contracts.computerExec, execComputer, {
+  activity: (input, outcome) => {
+    const command = shellLine(input.argv);
+    // Env values and stdin may be secrets: only their names and size are kept.
+    const details = {
+      ...(input.cwd !== undefined ? { cwd: input.cwd } : {}),
+      ...(input.env !== undefined ? { envNames: Object.keys(input.env) } : {}),
+      ...(input.stdin !== undefined ? { stdinChars: input.stdin.length } : {}),
+    };
+    const base = { computerId: input.computerId, botId: input.lease?.botId ?? null, command, details };
+    if (!outcome.ok) return { ...base, line: `$ ${command}` };
+    const { exitCode, stdout, stderr, timedOut } = outcome.result;
+    return {
+      ...base,
+      line: `$ ${command} → exit ${exitCode}${timedOut ? " (timed out)" : ""}`,
+      exitCode,
+      output: stdout + (stderr ? `${stdout ? "\n" : ""}${stderr}` : ""),
+      ok: exitCode === 0 && !timedOut,
+    };
   },
-);
+});
 
-export const computerStop = defineRpc(contracts.computerStop, (ctx, caller, input) =>
-  stopComputer(ctx, caller, input),
-);
+export const computerStop = defineRpc(contracts.computerStop, stopComputer);
 
-export const computerStart = defineRpc(contracts.computerStart, (ctx, caller, input) =>
-  startComputer(ctx, caller, input),
-);
+export const computerStart = defineRpc(contracts.computerStart, startComputer);
 
-export const computerDelete = defineRpc(contracts.computerDelete, (ctx, caller, input) =>
-  deleteComputer(ctx, caller, input),
-);
+export const computerDelete = defineRpc(contracts.computerDelete, deleteComputer);

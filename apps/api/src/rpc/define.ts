@@ -46,3 +46,13 @@ export function defineRpc<C extends RpcContract>(
 ): RpcDefinition<C> {
   return options.activity ? { contract, handler, activity: options.activity } : { contract, handler };
 }
+
+/**
+ * The handler of a verb that takes no caller: the external surface, whose caller is always the
+ * deployment's service account (app.ts), so its verbs see only the context and the input.
+ */
+export function withoutCaller<I, O>(
+  verb: (ctx: ServiceContext, input: I) => Promise<O>,
+): (ctx: ServiceContext, caller: Caller, input: I) => Promise<O> {
+  return (ctx, _caller, input) => verb(ctx, input);
+}

@@ -16,59 +16,54 @@ import {
   startExternalProcess,
   writeExternalFile,
 } from "@rakazo/services";
-import { defineRpc } from "./define.ts";
+import { defineRpc, withoutCaller } from "./define.ts";
 
-// The external surface (issue 19): the caller is the deployment's service account (app.ts).
+// The external surface: the caller is the deployment's service account (app.ts).
 
 export const externalComputerCreate = defineRpc(contracts.externalComputerCreate, (ctx, _caller, input) =>
   createOrAdoptExternal(ctx, { key: input.key ?? input.screen, screen: input.screen, wait: input.wait }),
 );
 
-export const externalComputerList = defineRpc(contracts.externalComputerList, (ctx) =>
-  listExternalComputers(ctx),
+export const externalComputerList = defineRpc(
+  contracts.externalComputerList,
+  withoutCaller(listExternalComputers),
 );
 
-export const externalComputerState = defineRpc(contracts.externalComputerState, (ctx, _caller, input) =>
-  getExternalComputerState(ctx, input),
+export const externalComputerState = defineRpc(
+  contracts.externalComputerState,
+  withoutCaller(getExternalComputerState),
 );
 
-export const externalComputerExec = defineRpc(
-  contracts.externalComputerExec,
-  (ctx, _caller, input) => externalExec(ctx, input),
-  {
-    activity: (input, outcome) => {
-      const command = shellLine(input.argv);
-      const base = { computerId: input.computerId, command };
-      if (!outcome.ok) return { ...base, line: `$ ${command}` };
-      const { exitCode, stdout, stderr, timedOut } = outcome.result;
-      return {
-        ...base,
-        line: `$ ${command} → exit ${exitCode}${timedOut ? " (timed out)" : ""}`,
-        exitCode,
-        output: stdout + (stderr ? `${stdout ? "\n" : ""}${stderr}` : ""),
-        ok: exitCode === 0 && !timedOut,
-      };
-    },
+export const externalComputerExec = defineRpc(contracts.externalComputerExec, withoutCaller(externalExec), {
+  activity: (input, outcome) => {
+    const command = shellLine(input.argv);
+    const base = { computerId: input.computerId, command };
+    if (!outcome.ok) return { ...base, line: `$ ${command}` };
+    const { exitCode, stdout, stderr, timedOut } = outcome.result;
+    return {
+      ...base,
+      line: `$ ${command} → exit ${exitCode}${timedOut ? " (timed out)" : ""}`,
+      exitCode,
+      output: stdout + (stderr ? `${stdout ? "\n" : ""}${stderr}` : ""),
+      ok: exitCode === 0 && !timedOut,
+    };
   },
-);
+});
 
-export const externalFileRead = defineRpc(contracts.externalFileRead, (ctx, _caller, input) =>
-  readExternalFile(ctx, input),
-);
+export const externalFileRead = defineRpc(contracts.externalFileRead, withoutCaller(readExternalFile));
 
-export const externalFileWrite = defineRpc(
-  contracts.externalFileWrite,
-  (ctx, _caller, input) => writeExternalFile(ctx, input),
-  { activity: (input) => ({ computerId: input.computerId, line: `wrote ${input.path}` }) },
-);
+export const externalFileWrite = defineRpc(contracts.externalFileWrite, withoutCaller(writeExternalFile), {
+  activity: (input) => ({ computerId: input.computerId, line: `wrote ${input.path}` }),
+});
 
-export const externalComputerObserve = defineRpc(contracts.externalComputerObserve, (ctx, _caller, input) =>
-  observeExternalScreen(ctx, input),
+export const externalComputerObserve = defineRpc(
+  contracts.externalComputerObserve,
+  withoutCaller(observeExternalScreen),
 );
 
 export const externalBrowserNavigate = defineRpc(
   contracts.externalBrowserNavigate,
-  (ctx, _caller, input) => navigateExternalBrowser(ctx, input),
+  withoutCaller(navigateExternalBrowser),
   { activity: (input) => ({ computerId: input.computerId, line: `browser: open ${input.url}` }) },
 );
 
@@ -88,13 +83,14 @@ export const externalBrowserAct = defineRpc(
   },
 );
 
-export const externalComputerDestroy = defineRpc(contracts.externalComputerDestroy, (ctx, _caller, input) =>
-  destroyExternalComputer(ctx, input),
+export const externalComputerDestroy = defineRpc(
+  contracts.externalComputerDestroy,
+  withoutCaller(destroyExternalComputer),
 );
 
 export const externalProcessStart = defineRpc(
   contracts.externalProcessStart,
-  (ctx, _caller, input) => startExternalProcess(ctx, input),
+  withoutCaller(startExternalProcess),
   {
     activity: (input) => ({
       computerId: input.computerId,
@@ -110,7 +106,7 @@ export const externalProcessRead = defineRpc(contracts.externalProcessRead, (ctx
 
 export const externalProcessKill = defineRpc(
   contracts.externalProcessKill,
-  (ctx, _caller, input) => killExternalProcess(ctx, input),
+  withoutCaller(killExternalProcess),
   {
     activity: (input) => ({
       computerId: input.computerId,

@@ -11,54 +11,36 @@ import {
 } from "@rakazo/services";
 import { defineRpc } from "./define.ts";
 
-export const computerFilesList = defineRpc(contracts.computerFilesList, (ctx, caller, input) =>
-  listComputerFiles(ctx, caller, input),
-);
+export const computerFilesList = defineRpc(contracts.computerFilesList, listComputerFiles);
 
-export const computerFilesRead = defineRpc(contracts.computerFilesRead, (ctx, caller, input) =>
-  readComputerFile(ctx, caller, input),
-);
+export const computerFilesRead = defineRpc(contracts.computerFilesRead, readComputerFile);
 
-export const computerFilesDownload = defineRpc(contracts.computerFilesDownload, (ctx, caller, input) =>
-  downloadComputerFile(ctx, caller, input),
-);
+export const computerFilesDownload = defineRpc(contracts.computerFilesDownload, downloadComputerFile);
 
-export const computerFilesUpload = defineRpc(
-  contracts.computerFilesUpload,
-  (ctx, caller, input) => uploadComputerFile(ctx, caller, input),
-  {
-    // Never the content.
-    activity: (input, outcome) => ({
-      computerId: input.computerId,
-      botId: input.botId,
-      line: outcome.ok
-        ? `upload ${outcome.result.path} (${outcome.result.size} bytes)`
-        : `upload ${input.path}`,
-      details: outcome.ok ? { path: outcome.result.path, size: outcome.result.size } : { path: input.path },
-    }),
-  },
-);
+export const computerFilesUpload = defineRpc(contracts.computerFilesUpload, uploadComputerFile, {
+  // Never the content.
+  activity: (input, outcome) => ({
+    computerId: input.computerId,
+    botId: input.botId,
+    line: outcome.ok
+      ? `upload ${outcome.result.path} (${outcome.result.size} bytes)`
+      : `upload ${input.path}`,
+    details: outcome.ok ? { path: outcome.result.path, size: outcome.result.size } : { path: input.path },
+  }),
+});
 
-export const computerFilesWrite = defineRpc(
-  contracts.computerFilesWrite,
-  (ctx, caller, input) => writeComputerTextFile(ctx, caller, input),
-  {
-    activity: (input, outcome) => ({
-      computerId: input.computerId,
-      botId: input.botId,
-      line: outcome.ok
-        ? `write ${outcome.result.path} (${outcome.result.size} bytes)`
-        : `write ${input.path}`,
-      details: outcome.ok ? { path: outcome.result.path, size: outcome.result.size } : { path: input.path },
-    }),
-  },
-);
+export const computerFilesWrite = defineRpc(contracts.computerFilesWrite, writeComputerTextFile, {
+  activity: (input, outcome) => ({
+    computerId: input.computerId,
+    botId: input.botId,
+    line: outcome.ok ? `write ${outcome.result.path} (${outcome.result.size} bytes)` : `write ${input.path}`,
+    details: outcome.ok ? { path: outcome.result.path, size: outcome.result.size } : { path: input.path },
+  }),
+});
 
-export const computerAttachmentsList = defineRpc(contracts.computerAttachmentsList, (ctx, caller, input) =>
-  listAttachments(ctx, caller, input),
-);
+export const computerAttachmentsList = defineRpc(contracts.computerAttachmentsList, listAttachments);
 
 export const computerAttachmentsDownload = defineRpc(
   contracts.computerAttachmentsDownload,
-  (ctx, caller, input) => downloadAttachment(ctx, caller, input),
+  downloadAttachment,
 );

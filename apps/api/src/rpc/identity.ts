@@ -10,24 +10,16 @@ import {
 } from "@rakazo/services";
 import { defineRpc } from "./define.ts";
 
-export const spaceCreate = defineRpc(contracts.spaceCreate, (ctx, caller, input) =>
-  createSpace(ctx, caller, input),
-);
+export const spaceCreate = defineRpc(contracts.spaceCreate, createSpace);
 
-export const spaceList = defineRpc(contracts.spaceList, (ctx, caller) => listSpaces(ctx, caller));
+export const spaceList = defineRpc(contracts.spaceList, listSpaces);
 
-export const botCreate = defineRpc(contracts.botCreate, (ctx, caller, input) =>
-  createBot(ctx, caller, input),
-);
+export const botCreate = defineRpc(contracts.botCreate, createBot);
 
-export const botList = defineRpc(contracts.botList, (ctx, caller, input) => listBots(ctx, caller, input));
+export const botList = defineRpc(contracts.botList, listBots);
 
-export const tokenCreate = defineRpc(contracts.tokenCreate, (ctx, caller, input) =>
-  createApiToken(ctx, caller, input),
-);
+export const tokenCreate = defineRpc(contracts.tokenCreate, createApiToken);
 
-export const tokenList = defineRpc(contracts.tokenList, (ctx, caller) => listApiTokens(ctx, caller));
+export const tokenList = defineRpc(contracts.tokenList, listApiTokens);
 
-export const tokenRevoke = defineRpc(contracts.tokenRevoke, (ctx, caller, input) =>
-  revokeApiToken(ctx, caller, input),
-);
+export const tokenRevoke = defineRpc(contracts.tokenRevoke, revokeApiToken);

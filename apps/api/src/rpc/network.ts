@@ -2,19 +2,15 @@ import * as contracts from "@rakazo/api-contract";
 import { setComputerNetwork } from "@rakazo/services";
 import { defineRpc } from "./define.ts";
 
-/** Issue 16: a new network policy for a computer that is not running; recorded in activity. */
-export const computerSetNetwork = defineRpc(
-  contracts.computerSetNetwork,
-  (ctx, caller, input) => setComputerNetwork(ctx, caller, input),
-  {
-    activity: (input) => {
-      const hosts =
-        input.network.mode === "allowlist" ? (input.network.allow ?? []).map((entry) => entry.host) : [];
-      return {
-        computerId: input.computerId,
-        line: `network → ${input.network.mode}${hosts.length > 0 ? ` (${hosts.join(", ")})` : ""}`,
-        details: { network: input.network },
-      };
-    },
+/** A new network policy for a computer that is not running; recorded in activity. */
+export const computerSetNetwork = defineRpc(contracts.computerSetNetwork, setComputerNetwork, {
+  activity: (input) => {
+    const hosts =
+      input.network.mode === "allowlist" ? (input.network.allow ?? []).map((entry) => entry.host) : [];
+    return {
+      computerId: input.computerId,
+      line: `network → ${input.network.mode}${hosts.length > 0 ? ` (${hosts.join(", ")})` : ""}`,
+      details: { network: input.network },
+    };
   },
-);
+});

@@ -2,24 +2,18 @@ import * as contracts from "@rakazo/api-contract";
 import { revokeScreenUrl, screenUrl } from "@rakazo/services";
 import { defineRpc } from "./define.ts";
 
-export const computerScreenUrl = defineRpc(
-  contracts.computerScreenUrl,
-  (ctx, caller, input) => screenUrl(ctx, caller, input),
-  {
-    // Never the URL: it carries the capability.
-    activity: (input, outcome) => ({
-      computerId: input.computerId,
-      botId: input.botId,
-      line: `screen_url ${input.policy}`,
-      details: outcome.ok
-        ? { policy: input.policy, expiresAt: outcome.result.expiresAt, slot: outcome.result.slot }
-        : { policy: input.policy },
-    }),
-  },
-);
+export const computerScreenUrl = defineRpc(contracts.computerScreenUrl, screenUrl, {
+  // Never the URL: it carries the capability.
+  activity: (input, outcome) => ({
+    computerId: input.computerId,
+    botId: input.botId,
+    line: `screen_url ${input.policy}`,
+    details: outcome.ok
+      ? { policy: input.policy, expiresAt: outcome.result.expiresAt, slot: outcome.result.slot }
+      : { policy: input.policy },
+  }),
+});
 
-export const computerRevokeScreenUrl = defineRpc(
-  contracts.computerRevokeScreenUrl,
-  (ctx, caller, input) => revokeScreenUrl(ctx, caller, input),
-  { activity: (input) => ({ computerId: input.computerId, line: "revoke_screen_url" }) },
-);
+export const computerRevokeScreenUrl = defineRpc(contracts.computerRevokeScreenUrl, revokeScreenUrl, {
+  activity: (input) => ({ computerId: input.computerId, line: "revoke_screen_url" }),
+});
