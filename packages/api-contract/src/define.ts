@@ -13,7 +13,7 @@ export interface RpcContract<
   readonly name: N;
   /**
    * `token`: a bearer API token; `bootstrap`: first-run setup (optionally a bootstrap token);
-   * `external`: the deployment's `EXTERNAL_COMPUTER_TOKEN` (issue 19), served only when set.
+   * `external`: the deployment's `EXTERNAL_COMPUTER_TOKEN`, served only when set.
    */
   readonly auth: "token" | "bootstrap" | "external";
   readonly input: I;

@@ -166,5 +166,5 @@ export const RPC_CONTRACT_BY_NAME: ReadonlyMap<string, RpcContract> = new Map(
   RPC_CONTRACTS.map((contract) => [contract.name, contract]),
 );
 
-/** The external computer surface's RPC names (issue 19): what `EXTERNAL_COMPUTER_TOKEN` may call. */
+/** The external computer surface's RPC names: what `EXTERNAL_COMPUTER_TOKEN` may call. */
 export type ExternalRpcName = Extract<RpcName, `external/${string}`>;

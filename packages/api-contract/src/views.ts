@@ -1,9 +1,10 @@
 /** Shapes shared by several RPCs; each output mirrors a view type in @rakazo/services. */
+import { COMPUTER_MODES, COMPUTER_STATES, RUN_STATUSES } from "@rakazo/db/states";
 import { z } from "zod";
 import { timestamp } from "./define.ts";
 
 /**
- * A computer's network policy (issue 16). `allow` entries: a DNS name, `*.` + a domain
+ * A computer's network policy. `allow` entries: a DNS name, `*.` + a domain
  * (subdomains), or an IP literal; ports default to 80 and 443.
  */
 const networkAllowEntry = z.strictObject({
@@ -29,29 +30,23 @@ export const networkPolicy = z
     path: ["allow"],
   });
 
-/** A computer's lifecycle state (the services' `ComputerState`). */
-export const computerState = z.enum([
-  "unprovisioned",
-  "provisioning",
-  "running",
-  "stopping",
-  "stopped",
-  "deleting",
-  "deleted",
-  "failed",
-]);
+/** A computer's lifecycle state, as stored (`COMPUTER_STATES` of @rakazo/db). */
+export const computerState = z.enum(COMPUTER_STATES);
+
+/** Whose computer it is: a space's shared Team Computer or one bot's own (CMP-1). */
+export const computerMode = z.enum(COMPUTER_MODES);
 
 export const computerView = z.strictObject({
   id: z.string(),
   spaceId: z.string(),
   name: z.string(),
-  mode: z.enum(["team", "private"]),
+  mode: computerMode,
   ownerBotId: z.string().nullable(),
   providerKind: z.string(),
   state: computerState,
   homeRevision: z.number().int(),
   lastError: z.string().nullable(),
-  /** The computer's size (issue 12); null for computers made before sizing (provider defaults). */
+  /** The computer's size; null for computers made before sizing (provider defaults). */
   size: z.strictObject({ memoryMib: z.number().int(), cpus: z.number(), pids: z.number().int() }).nullable(),
   network: networkPolicy,
   createdAt: timestamp,
@@ -85,7 +80,7 @@ export const runView = z.strictObject({
   id: z.string(),
   computerId: z.string(),
   botId: z.string(),
-  status: z.enum(["queued", "running", "waiting_takeover", "completed", "failed", "canceled"]),
+  status: z.enum(RUN_STATUSES),
   error: z.string().nullable(),
   takeoverReason: z.string().nullable(),
 });

@@ -16,6 +16,17 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
+import type {
+  ApiTokenKind,
+  ComputerMode,
+  ComputerState,
+  OperationKind,
+  OperationStatus,
+  RunStatus,
+  SpaceRole,
+} from "./states.ts";
+
+export * from "./states.ts";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
 const updatedAt = () =>
@@ -38,9 +49,6 @@ export const spaces = pgTable("spaces", {
   createdAt: createdAt(),
 });
 
-export const SPACE_ROLES = ["owner", "member"] as const;
-export type SpaceRole = (typeof SPACE_ROLES)[number];
-
 export const spaceMembers = pgTable(
   "space_members",
   {
@@ -57,9 +65,6 @@ export const spaceMembers = pgTable(
 );
 
 /** Bearer tokens: only a SHA-256 of the secret is stored; the secret is shown once. */
-export const API_TOKEN_KINDS = ["api", "web_session"] as const;
-export type ApiTokenKind = (typeof API_TOKEN_KINDS)[number];
-
 export const apiTokens = pgTable(
   "api_tokens",
   {
@@ -93,22 +98,6 @@ export const bots = pgTable(
   },
   (t) => [index("bots_space_idx").on(t.spaceId)],
 );
-
-export const COMPUTER_MODES = ["team", "private"] as const;
-export type ComputerMode = (typeof COMPUTER_MODES)[number];
-
-export const COMPUTER_STATES = [
-  /** A space's Team Computer before its first use: a row and no machine (CMP-1). */
-  "unprovisioned",
-  "provisioning",
-  "running",
-  "stopping",
-  "stopped",
-  "deleting",
-  "deleted",
-  "failed",
-] as const;
-export type ComputerState = (typeof COMPUTER_STATES)[number];
 
 export const computers = pgTable(
   "computers",
@@ -157,27 +146,6 @@ export const computers = pgTable(
   },
   (t) => [index("computers_space_idx").on(t.spaceId), uniqueIndex("computers_home_key_uq").on(t.homeKey)],
 );
-
-export const OPERATION_KINDS = [
-  "provision",
-  "stop",
-  "delete",
-  "update",
-  "recover",
-  "checkpoint",
-  "idle_shutdown",
-] as const;
-export type OperationKind = (typeof OPERATION_KINDS)[number];
-
-export const OPERATION_STATUSES = [
-  "queued",
-  "running",
-  "succeeded",
-  "failed",
-  "interrupted",
-  "released",
-] as const;
-export type OperationStatus = (typeof OPERATION_STATUSES)[number];
 
 /** Durable progress of a lifecycle job, kept apart from the provisioning fence (OPS-1). */
 export const computerOperations = pgTable(
@@ -261,16 +229,6 @@ export const controlLeases = pgTable(
   },
   (t) => [primaryKey({ columns: [t.computerId, t.botId] })],
 );
-
-export const RUN_STATUSES = [
-  "queued",
-  "running",
-  "waiting_takeover",
-  "completed",
-  "failed",
-  "canceled",
-] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
 
 export const runs = pgTable(
   "runs",

@@ -3,6 +3,7 @@ import { botId, computerId, defineContract, spaceId } from "../define.ts";
 import {
   commandFields,
   computerDetails,
+  computerMode,
   computerView,
   execFields,
   execResult,
@@ -17,9 +18,9 @@ export const computerCreate = defineContract({
   input: z.strictObject({
     spaceId,
     name: z.string().trim().min(1).max(100).optional(),
-    mode: z.enum(["team", "private"]).default("team"),
+    mode: computerMode.default("team"),
     botId: botId.optional(),
-    // Issue 12: within the deployment's maximum (RAKAZO_COMPUTER_MAX_*), else INVALID_INPUT. A
+    // The size: within the deployment's maximum (RAKAZO_COMPUTER_MAX_*), else INVALID_INPUT. A
     // space past a quota (RAKAZO_SPACE_MAX_*) refuses the computer with QUOTA_EXCEEDED.
     size: z
       .strictObject({
@@ -28,7 +29,7 @@ export const computerCreate = defineContract({
         pids: z.number().int().min(64).optional(),
       })
       .optional(),
-    // Issue 16: the deployment's default (COMPUTER_NETWORK) when absent; UNSUPPORTED when the
+    // The network policy: the deployment's default (COMPUTER_NETWORK) when absent; UNSUPPORTED when the
     // provider cannot enforce it.
     network: networkPolicy.optional(),
   }),

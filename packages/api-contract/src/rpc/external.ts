@@ -1,5 +1,5 @@
 /**
- * The external computer surface (issue 19, EXT-1..3): RPCs for programs outside the app,
+ * The external computer surface (EXT-1..3): RPCs for programs outside the app,
  * authorized by the deployment's one `EXTERNAL_COMPUTER_TOKEN` (`auth: "external"`) and served
  * only when it is configured. Computers are named by a caller-chosen key, screens by a
  * caller-chosen identity; neither has to look like a Rakazo id.
@@ -137,7 +137,7 @@ export const externalComputerDestroy = defineContract({
   }),
 });
 
-// Background commands (issue 19): started on the computer's process manager, read by byte offset
+// Background commands: started on the computer's process manager, read by byte offset
 // (long poll: `waitMs`), killed as a process group. A handle is found only through the computer
 // that started it; destroying the computer ends them all.
 

@@ -1,8 +1,9 @@
+import { API_TOKEN_KINDS, SPACE_ROLES } from "@rakazo/db/states";
 import { z } from "zod";
 import { defineContract, spaceId, timestamp, tokenId } from "../define.ts";
 
 const name = z.string().trim().min(1).max(100);
-const spaceView = z.strictObject({ id: z.string(), name: z.string(), role: z.enum(["owner", "member"]) });
+const spaceView = z.strictObject({ id: z.string(), name: z.string(), role: z.enum(SPACE_ROLES) });
 const botView = z.strictObject({ id: z.string(), spaceId: z.string(), name: z.string() });
 
 export const spaceCreate = defineContract({
@@ -33,7 +34,7 @@ export const botList = defineContract({
   output: z.array(botView),
 });
 
-const tokenKind = z.enum(["api", "web_session"]);
+const tokenKind = z.enum(API_TOKEN_KINDS);
 
 /**
  * A further token for the caller. `web_session` is the web app's sign-in (it expires, 12 hours

@@ -3,7 +3,7 @@ import { computerId, defineContract } from "../define.ts";
 import { computerView, networkPolicy } from "../views.ts";
 
 /**
- * Issue 16: changes the network policy of a computer that is not running (unprovisioned,
+ * Changes the network policy of a computer that is not running (unprovisioned,
  * stopped, failed); CONFLICT with `details.state` otherwise. Applied at the next start.
  */
 export const computerSetNetwork = defineContract({

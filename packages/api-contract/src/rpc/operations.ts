@@ -1,3 +1,4 @@
+import { OPERATION_KINDS, OPERATION_STATUSES } from "@rakazo/db/states";
 import { z } from "zod";
 import { computerId, defineContract, operationId, timestamp } from "../define.ts";
 import { computerView } from "../views.ts";
@@ -6,9 +7,9 @@ import { computerView } from "../views.ts";
 export const operationView = z.strictObject({
   id: z.string(),
   computerId: z.string(),
-  kind: z.enum(["provision", "stop", "delete", "update", "recover", "checkpoint", "idle_shutdown"]),
+  kind: z.enum(OPERATION_KINDS),
   stage: z.string(),
-  status: z.enum(["queued", "running", "succeeded", "failed", "interrupted", "released"]),
+  status: z.enum(OPERATION_STATUSES),
   error: z.string().nullable(),
   createdAt: timestamp,
   updatedAt: timestamp,
