@@ -1,9 +1,10 @@
 /**
- * nginx terminating TLS in front of the web service, configured by the `nginx` block of
- * docs/self-hosting.md § TLS as written: only its port, name, certificate and upstream are
- * replaced, so the documented configuration is the tested one. A self-signed certificate for
- * 127.0.0.1 (openssl), and an nginx of its own (prefix, pid, logs and temp paths in a temp
- * directory, `daemon off`) on a loopback port; nothing of the system's nginx is used.
+ * nginx terminating TLS in front of the web service, configured by
+ * infra/docker/nginx.example.conf (the file docs/self-hosting.md § TLS gives self-hosters) as
+ * written: only its port, name, certificate and upstream are replaced, so the documented
+ * configuration is the tested one. A self-signed certificate for 127.0.0.1 (openssl), and an
+ * nginx of its own (prefix, pid, logs and temp paths in a temp directory, `daemon off`) on a
+ * loopback port; nothing of the system's nginx is used.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -14,7 +15,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 
 export const NGINX = "/usr/sbin/nginx";
-const DOCS = new URL("../../../../docs/self-hosting.md", import.meta.url);
+const EXAMPLE = new URL("../../../../infra/docker/nginx.example.conf", import.meta.url);
 
 export interface TlsProxy {
   /** `https://127.0.0.1:<port>`. */
@@ -36,20 +37,16 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** The documented `server { … }` block with this test's port, name, certificate and upstream. */
+/** The example `server { … }` block with this test's port, name, certificate and upstream. */
 async function documentedServerBlock(options: {
   port: number;
   certificate: string;
   key: string;
   upstream: string;
 }): Promise<string> {
-  const docs = await readFile(DOCS, "utf8");
-  const section = docs.slice(docs.indexOf("## TLS in front of the web service"));
-  const block = /```nginx\n([\s\S]*?)```/.exec(section)?.[1];
-  if (!block) throw new Error("docs/self-hosting.md § TLS has no nginx block");
-  let out = block;
+  let out = await readFile(EXAMPLE, "utf8");
   const replace = (pattern: RegExp, value: string) => {
-    if (!pattern.test(out)) throw new Error(`the documented nginx block has no ${pattern}`);
+    if (!pattern.test(out)) throw new Error(`infra/docker/nginx.example.conf has no ${pattern}`);
     out = out.replace(pattern, value);
   };
   replace(/listen 443 ssl;/, `listen 127.0.0.1:${options.port} ssl;`);
