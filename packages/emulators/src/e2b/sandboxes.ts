@@ -4,7 +4,6 @@
  * without; both list and connect under either.
  */
 import { randomBytes } from "node:crypto";
-import type { ServerResponse } from "node:http";
 import { sendEmpty, sendJson } from "../http-util.ts";
 import type { Router } from "../router.ts";
 import {
@@ -66,7 +65,7 @@ function connectAnswer(state: E2BState, sbx: EmulatedSandbox) {
 }
 
 export function sandboxRoutes(router: Router<ControlCall>, state: E2BState): void {
-  const create = async ({ response, body }: { response: ServerResponse; body: Record<string, unknown> }) => {
+  router.on("POST", state.flavor === "e2b" ? "/v2/sandboxes" : "/sandboxes", async ({ response, body }) => {
     if (state.sandboxes.size >= state.maxSandboxes) {
       throw new ApiError(
         429,
@@ -95,8 +94,7 @@ export function sandboxRoutes(router: Router<ControlCall>, state: E2BState): voi
     state.sandboxes.set(id, sbx);
     schedule(state, sbx);
     sendJson(response, 201, connectAnswer(state, sbx));
-  };
-  router.on("POST", state.flavor === "e2b" ? "/v2/sandboxes" : "/sandboxes", create);
+  });
 
   for (const base of ["/v2/sandboxes", "/sandboxes"] as const) {
     router.on("GET", base, ({ response, url }) => {
