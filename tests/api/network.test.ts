@@ -35,7 +35,7 @@ const running = (computerId: string) =>
     return got.json.result?.state === "running" ? got.json.result : undefined;
   });
 
-describe("network policy (issue 16)", () => {
+describe("network policy", () => {
   it("defaults to none, as every computer ran before", async () => {
     const created = await system.rpc("computer/create", { spaceId: tenant.spaceId }, tenant.token);
     expect(created.json.result.network).toEqual({ mode: "none" });

@@ -27,7 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => system.close());
 
-describe("computer sizing (issue 12)", () => {
+describe("computer sizing", () => {
   it("gives a new computer the deployment's default size", async () => {
     const created = await system.rpc("computer/create", { spaceId: tenant.spaceId }, tenant.token);
     expect(created.json.result.size).toEqual(DEFAULT_SIZING.defaults);

@@ -1,4 +1,4 @@
-// Issue 16: a computer under each network policy, on this machine only. The test makes an
+// A computer under each network policy, on this machine only. The test makes an
 // `--internal` Docker network (no route out) holding two fixture web servers (`allowed.test`,
 // `blocked.test`) and passes it to the provider as the egress proxies' upstream network, so the
 // only "internet" any computer here can meet is those fixtures. A listener on the network's
@@ -77,7 +77,7 @@ function startFixture(image: string, alias: string, marker: string): void {
   );
 }
 
-describe.skipIf(unavailable !== undefined)("network policies under Docker (issue 16)", () => {
+describe.skipIf(unavailable !== undefined)("network policies under Docker", () => {
   let overlay: ReturnType<typeof buildSupervisorOverlay> | undefined;
   let provider: SandboxProvider;
   let dataDir = "";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { COMPOSE_SECRETS, ensureComposeSecrets } from "./compose-secrets.ts";
 
-describe("compose secrets init (issue 22)", () => {
+describe("compose secrets init", () => {
   let dir: string;
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), "rakazo-secrets-"));

@@ -1,4 +1,4 @@
-// First-run trap (issue 11): `.env.example` copied to `.env` as is must be a valid environment;
+// First-run trap: `.env.example` copied to `.env` as is must be a valid environment;
 // its blank values (AGENT_MODEL_VISION=, BROWSER_PROVIDER=, …) mean "unset", not "invalid".
 import { readFileSync } from "node:fs";
 import { parseEnv } from "node:util";
@@ -37,7 +37,7 @@ describe("runtime environment", () => {
   });
 });
 
-describe("each app parses its own slice (issue 13)", () => {
+describe("each app parses its own slice", () => {
   it("a bad value of another app's variable does not stop an app", () => {
     // BROWSER_PROVIDER belongs to the worker, SCREEN_URL_MAX_TTL_SECONDS to the API.
     expect(() => parseApiEnv({ BROWSER_PROVIDER: "chrome" })).not.toThrow();
@@ -99,7 +99,7 @@ describe("provider settings", () => {
   });
 });
 
-describe("cloud providers (issues 14, 15: RAKAZO_PROVIDER=e2b|novita|daytona|boat)", () => {
+describe("cloud providers (RAKAZO_PROVIDER=e2b|novita|daytona|boat)", () => {
   const base = { DATA_DIR: "/srv/rakazo", SANDBOX_TEAM_SCREEN_LIMIT: "2" };
 
   it("e2b: key, emulator URLs, template and TTL reach the adapter's options", () => {

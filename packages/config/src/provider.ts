@@ -96,7 +96,7 @@ export function homesSettings(
   };
 }
 
-/** Deployment defaults and maxima for computer sizes (issue 12); checked by `computer/create`. */
+/** Deployment defaults and maxima for computer sizes; checked by `computer/create`. */
 export function sizingFromEnv(
   env: Pick<
     ServicesEnv,

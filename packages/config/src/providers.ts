@@ -57,7 +57,7 @@ export function remoteSupervisorBundle(env: {
 }
 
 /**
- * What every cloud provider (issues 14, 15) reads: keys are read by API and worker only (the web
+ * What every cloud provider reads: keys are read by API and worker only (the web
  * slice has none, and the launcher does not hand them to the web process); the `*_URL`
  * overrides point an adapter at a self-hosted service or at the local emulator
  * (`packages/emulators`).

@@ -25,7 +25,7 @@ describe("redaction", () => {
     });
   });
 
-  it("a provider's settings logged whole keep their API key out (issues 14, 15)", () => {
+  it("a provider's settings logged whole keep their API key out", () => {
     const value = redactValue({
       provider: { kind: "daytona", apiKey: "dtn-secret-1", apiUrl: "http://127.0.0.1:1/api" },
       env: { E2B_API_KEY: "e2b-secret-2", BOAT_API_URL: "http://127.0.0.1:2" },

@@ -1,7 +1,7 @@
 /**
- * The capability codec accepts only the canonical encoding of a sealed token (SCR-4, issue 10
- * finding 4): one extra or altered trailing character is refused, not silently decoded to the
- * same bytes. Tickets use the same codec with purpose `gateway`.
+ * The capability codec accepts only the canonical encoding of a sealed token (SCR-4): one extra
+ * or altered trailing character is refused, not silently decoded to the same bytes. Tickets use
+ * the same codec with purpose `gateway`.
  */
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";

@@ -124,7 +124,7 @@ async function notFoundService(): Promise<{
   };
 }
 
-describe("createRuntime with a cloud provider from the environment (issues 14, 15)", () => {
+describe("createRuntime with a cloud provider from the environment", () => {
   const cases = [
     { kind: "e2b", key: "E2B_API_KEY", urls: (u: string) => ({ E2B_API_URL: u, E2B_SANDBOX_URL: u }) },
     {

@@ -79,7 +79,7 @@ describe("unixSocketTransport", () => {
     expect(error).toMatchObject({ code: "MULTI_SCREEN_UNAVAILABLE" });
   });
 
-  it("carries a refusal's reason, and only known scalar details, from the computer (issue 12)", async () => {
+  it("carries a refusal's reason, and only known scalar details, from the computer", async () => {
     const stand = await standIn(() => ({
       ok: false,
       error: {

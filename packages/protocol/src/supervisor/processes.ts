@@ -1,5 +1,5 @@
 /**
- * Commands the supervisor runs (issue 19): background processes (`process.*` methods of the
+ * Commands the supervisor runs: background processes (`process.*` methods of the
  * table) and the foreground exec route, `POST /exec`, which streams its output as NDJSON.
  *
  * Every command starts through the same tiny launcher the host's `docker exec` path uses,

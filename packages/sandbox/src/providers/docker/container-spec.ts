@@ -32,7 +32,7 @@ export const WORKSPACE_USER = `${WORKSPACE_UID}:${WORKSPACE_GID}`;
 
 export const DEFAULT_MEMORY_BYTES = 4 * 1024 ** 3;
 export const DEFAULT_PIDS_LIMIT = 4096;
-/** CPU is always bounded (issue 12): one computer never takes every core of the host. */
+/** CPU is always bounded: one computer never takes every core of the host. */
 export const DEFAULT_NANO_CPUS = 2_000_000_000;
 /** Chromium needs more than Docker's 64 MB default /dev/shm. */
 export const SHM_SIZE_BYTES = 256 * 1024 ** 2;
@@ -96,7 +96,7 @@ export interface HostPaths {
   readonly runDir: string;
   /** `<runDir>/computer`: the computer's `/run/rakazo` (supervisor, gateway and VNC sockets), writable by it. */
   readonly computerRunDir: string;
-  /** `<runDir>/egress`: the egress proxy's socket dir (issue 16), read-only in the computer. */
+  /** `<runDir>/egress`: the egress proxy's socket dir, read-only in the computer. */
   readonly egressDir: string;
 }
 
@@ -166,7 +166,7 @@ export function containerCreateOptions(input: ContainerSpecInput): Docker.Contai
       // Absent under `none`: that container is exactly the one made before policies existed.
       ...(usesEgressProxy(input.network) ? { [keys.network]: networkFingerprint(input.network) } : {}),
     },
-    // Networking is off under every policy (issue 16): the computer is reached only through
+    // Networking is off under every policy: the computer is reached only through
     // bind-mounted Unix sockets and `docker exec`, never through a container address, and it
     // reaches out only through its egress proxy's socket.
     NetworkDisabled: true,

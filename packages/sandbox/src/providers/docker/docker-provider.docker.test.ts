@@ -193,7 +193,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
       await expect(lstat(join(dataDir, "run", computerSlug(first.computerId)))).rejects.toThrow();
     });
 
-    it("exposes /run/rakazo from the host's run dir/computer, the run dir itself staying the host's (issue 10)", async () => {
+    it("exposes /run/rakazo from the host's run dir/computer, the run dir itself staying the host's", async () => {
       const { computerId, sandbox } = await provision();
       const made = await sandbox.exec({
         argv: [

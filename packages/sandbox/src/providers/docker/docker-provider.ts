@@ -101,15 +101,15 @@ export interface DockerProviderOptions {
   readonly terminal?: (context: DockerDesktopContext) => SandboxTerminal;
   readonly log?: ProviderEventLog;
   /**
-   * The upstream network of egress proxies (issue 16); made as a bridge with ICC off when
+   * The upstream network of egress proxies; made as a bridge with ICC off when
    * missing. Tests pass a `--internal` network of their own, so nothing leaves the machine.
    */
   readonly egressNetwork?: string;
   /** Private CIDRs the deployment opens to computers' egress (default none). */
   readonly egressPrivateAllow?: readonly string[];
-  /** Foreground exec through the supervisor's socket when it listens, else `docker exec` (issue 19). */
+  /** Foreground exec through the supervisor's socket when it listens, else `docker exec`. */
   readonly execThroughSupervisor?: boolean;
-  /** Wires background commands (the supervisor's process manager, issue 19). */
+  /** Wires background commands (the supervisor's process manager). */
   readonly processes?: (context: DockerDesktopContext) => SandboxProcesses;
 }
 
@@ -199,7 +199,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     const runMount = info.Mounts.find((m) => m.Destination === RUNTIME_DIR && m.Type === "bind");
     if (
       labels[keys.home] !== request.homeKey ||
-      // Another network policy: its environment and mounts are fixed at create (issue 16).
+      // Another network policy: its environment and mounts are fixed at create.
       (labels[keys.network] ?? "none") !== networkFingerprint(request.network) ||
       runMount?.Source !== paths.computerRunDir ||
       info.State.Dead ||
@@ -347,7 +347,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     sandbox(ref): Sandbox {
       const handle: { -readonly [K in keyof Sandbox]: Sandbox[K] } = {
         ref,
-        // Through the supervisor when it listens (issue 19); `context.exec` stays `docker exec`,
+        // Through the supervisor when it listens; `context.exec` stays `docker exec`,
         // which is how the supervisor itself gets started.
         exec: createExec(
           docker,

@@ -38,7 +38,7 @@ describe("containerCreateOptions", () => {
     const host = spec().HostConfig;
     expect(host?.Memory).toBe(2 * 1024 ** 3);
     expect(host?.MemorySwap).toBe(2 * 1024 ** 3);
-    // A CPU bound is always set, defaulted when the caller gives none (issue 12).
+    // A CPU bound is always set, defaulted when the caller gives none.
     expect(host?.NanoCpus).toBe(DEFAULT_NANO_CPUS);
     expect(
       containerCreateOptions({ ...specInput(), nanoCpus: 500_000_000, memoryBytes: 1024 ** 3 }).HostConfig,
@@ -57,7 +57,7 @@ describe("containerCreateOptions", () => {
     expect(options.HostConfig?.Privileged).toBeUndefined();
   });
 
-  it("bind-mounts the home as the workspace and the run dir's computer side, nothing else (PRV-5, issue 10)", () => {
+  it("bind-mounts the home as the workspace and the run dir's computer side, nothing else (PRV-5)", () => {
     const mounts = spec().HostConfig?.Mounts;
     expect(mounts).toEqual([
       { Type: "bind", Source: "/var/lib/rakazo/homes/home_123", Target: WORKSPACE_DIR, ReadOnly: false },

@@ -1,5 +1,5 @@
 /**
- * The per-computer egress proxy container's lifecycle (issue 16): made, started, stopped and
+ * The per-computer egress proxy container's lifecycle: made, started, stopped and
  * removed beside its computer, on the deployment's upstream network. Its decisions live in
  * egress-proxy/; its create options in network-spec.ts. Before a proxy runs, the data dir's
  * host-address watcher (one container in the host's network namespace) runs and has written the

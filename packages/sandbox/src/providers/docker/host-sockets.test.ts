@@ -1,4 +1,4 @@
-// Issue 10, finding 1: the host's path to a computer's socket never follows anything the
+// The host's path to a computer's socket never follows anything the
 // computer wrote. A symlink at each component of `<dataDir>/run/<slug>/computer/<name>` is
 // refused, and only the computer's own socket inode is ever handed out.
 import { spawn } from "node:child_process";

@@ -1,6 +1,6 @@
 /**
  * How the host reaches a Docker computer's Unix sockets without letting the computer steer it
- * (issue 10, finding 1; docs/security.md).
+ * (docs/security.md).
  *
  * Layout, per computer: `<dataDir>/run/<slug>/` belongs to the host (this process's uid, mode
  * 0755) and is never mounted; its child `computer/` (owner 1000) is the computer's `/run/rakazo`,

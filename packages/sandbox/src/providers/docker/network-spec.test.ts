@@ -1,5 +1,5 @@
 /**
- * Issue 16: what each network policy makes of a computer's container and of its egress proxy's
+ * What each network policy makes of a computer's container and of its egress proxy's
  * container, without a Docker engine.
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Pure builders for a computer's network policy under Docker (issue 16; docs/security.md,
+ * Pure builders for a computer's network policy under Docker (docs/security.md,
  * "Network"). The computer container keeps `NetworkMode: "none"` under EVERY policy: it has no
  * interface but `lo`, so it cannot address the host, other computers or metadata at all. Under
  * `egress` and `allowlist` its one way out is the egress proxy of its own, a second container

@@ -1,6 +1,6 @@
 /**
  * The Docker computer's `exec` (ExecRequest → ExecResult): through the supervisor's socket when
- * it listens (supervisor-exec.ts, issue 19), otherwise one `docker exec` (docker-exec.ts), e.g.
+ * it listens (supervisor-exec.ts), otherwise one `docker exec` (docker-exec.ts), e.g.
  * before the supervisor has started or in a container run without it. Both give the same
  * results; docs/decisions.md says why the fallback stays.
  */

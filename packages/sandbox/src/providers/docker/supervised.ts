@@ -60,7 +60,7 @@ export function createSupervisedDockerProvider(
       })),
     // The PTY server beside that gateway (TRM-4, TRM-7).
     terminal: (context) => createSupervisedTerminal(supervisorTransport(context)),
-    // Foreground exec and background commands through the supervisor's process manager (issue 19).
+    // Foreground exec and background commands through the supervisor's process manager.
     execThroughSupervisor: true,
     processes: (context) => createSupervisedProcesses(supervisorTransport(context)),
   });

@@ -1,5 +1,5 @@
 /**
- * Docker's exec through the supervisor's socket (issue 19): the same results as `docker exec`
+ * Docker's exec through the supervisor's socket: the same results as `docker exec`
  * (docker-provider.docker.test.ts covers that path), proven to have run under the supervisor,
  * and background commands that stream, are found again by a new provider instance, are killed
  * as a group, and are gone with the container.

@@ -1,5 +1,5 @@
 /**
- * Foreground exec through the computer's supervisor (issue 19): `POST /exec` on its Unix socket,
+ * Foreground exec through the computer's supervisor: `POST /exec` on its Unix socket,
  * answered as NDJSON output frames and one `exit` frame (infra/sandboxes/supervisor/src/
  * exec-route.ts). One local HTTP request instead of Docker's create-exec, start, attach and
  * inspect round trips. Same results as `runExec` (docker-exec.ts): exit code, split output,

@@ -130,7 +130,7 @@ export function createFakeProvider(options: FakeProviderOptions): SandboxProvide
       mountsHome: options.mountsHome ?? false,
       defaultPageBrowser: "fake",
       // The fake has no network at all; it accepts every policy so the control plane (create,
-      // setNetwork, the view) can be tested, and the Docker suite tests enforcement (issue 16).
+      // setNetwork, the view) can be tested, and the Docker suite tests enforcement.
       networkModes: ["none", "egress", "allowlist"],
     },
 
@@ -328,7 +328,7 @@ export function createFakeProvider(options: FakeProviderOptions): SandboxProvide
             controlled: false,
           }));
         },
-        // Live desktops only: a fake computer has no cgroup to bound them (issue 12).
+        // Live desktops only: a fake computer has no cgroup to bound them.
         async capacity() {
           const machine = await running(ref);
           return {

@@ -103,7 +103,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
       expect(sandbox.connectTerminal).toBeUndefined();
     });
 
-    it("refuses network policies it cannot enforce instead of ignoring them (issue 16)", async () => {
+    it("refuses network policies it cannot enforce instead of ignoring them", async () => {
       expect(provider.capabilities.networkModes).toEqual(["none"]);
       for (const mode of ["egress", "allowlist"] as const) {
         const computerId = `cmp_${randomBytes(5).toString("hex")}`;

@@ -1,4 +1,4 @@
-/** Issue 16: the egress proxy's allow/deny decisions, without sockets. */
+/** The egress proxy's allow/deny decisions, without sockets. */
 import { describe, expect, it } from "vitest";
 import type { Prefix } from "./address-classes.ts";
 import {

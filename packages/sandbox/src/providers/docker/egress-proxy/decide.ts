@@ -1,5 +1,5 @@
 /**
- * Pure allow/deny decisions of the egress proxy (issue 16). Node builtins only: this folder is
+ * Pure allow/deny decisions of the egress proxy. Node builtins only: this folder is
  * bind-mounted read-only into the per-computer proxy container and run there by the image's Node.
  *
  * What must stay true, whatever the policy:

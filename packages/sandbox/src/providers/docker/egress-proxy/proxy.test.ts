@@ -1,5 +1,5 @@
 /**
- * Issue 16: the egress proxy over real sockets (a Unix socket in, loopback fixtures out). The
+ * The egress proxy over real sockets (a Unix socket in, loopback fixtures out). The
  * upstream `connect` maps the checked public address onto a loopback fixture, so no packet
  * leaves this machine and the test sees which address the proxy dialled.
  */
