@@ -3,6 +3,7 @@
  * `stream: true`; a starting sandbox is waited for), and reading/writing one file under
  * /home/user or /tmp (utf8 or base64; writes land atomically through a temp file).
  */
+import type { ServerResponse } from "node:http";
 import { isRecord, readJson, sendJson, shellQuote } from "../http-util.ts";
 import { MACHINE_HOME } from "../machines.ts";
 import type { Router } from "../router.ts";
@@ -19,7 +20,7 @@ import {
 } from "./state.ts";
 
 /** Whether the sandbox takes file calls now; answers 409 `sandbox_not_ready` when not. */
-function readyForFiles(entry: Entry, response: Parameters<typeof fail>[0]): boolean {
+function readyForFiles(entry: Entry, response: ServerResponse): boolean {
   const ready = decideCommand(entry.record);
   if (ready !== "wait" && ready.ok) return true;
   fail(response, 409, "sandbox_not_ready", `sandbox is ${entry.record.state}`);
