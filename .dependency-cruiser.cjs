@@ -1,5 +1,5 @@
 /**
- * Layering rules (issue 13; docs/architecture.md "Layering"), run by `pnpm lint`:
+ * Layering rules (docs/architecture.md "Layering"), run by `pnpm lint`:
  * apps → packages → (protocol); infra/ beside packages, never below them. Workspaces reach
  * each other only through their package names (`@rakazo/x`, `@rakazo/x/testing`), never by a
  * relative path into another workspace's files, and test, testing and bench code is reachable

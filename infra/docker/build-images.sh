@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds every image docker-compose.yml uses, without a container registry (issue 22):
+# Builds every image docker-compose.yml uses, without a container registry:
 #   rakazo-server:<hash>    API, worker, web and the secrets init (one image, the command picks)
 #   rakazo-postgres:<hash>  Postgres from Debian's packages, speaking the official image's interface
 #   rakazo-computer:<hash>  the computer image (infra/sandboxes/image/build.sh)

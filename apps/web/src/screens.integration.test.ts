@@ -144,7 +144,7 @@ describe.skipIf(missing.length > 0)(
       await page.close();
     });
 
-    it("the frame's sandbox holds: opaque origin, no reach into the embedding page (issue 10 finding 5)", async () => {
+    it("the frame's sandbox holds: opaque origin, no reach into the embedding page", async () => {
       const { page, frame } = await openScreen((await screenUrl("view")).url);
       expect(await page.$eval("iframe", (f) => f.getAttribute("sandbox"))).toBe("allow-scripts");
       const reach = await frame.evaluate(() => {
