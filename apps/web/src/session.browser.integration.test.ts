@@ -114,7 +114,7 @@ describe.skipIf(missing.length > 0)(
       expect(secret).toMatch(/^rkz_[A-Za-z0-9]{43}$/);
       await page.getByRole("button", { name: "Copy", exact: true }).click();
       await page.getByText("Copied.").waitFor();
-      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+      expect(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText())).toBe(secret);
       expect((await system.client(secret).call("space/list", {})).length).toBe(1);
       await expectCount(rows.filter({ hasText: "ci script" }), 1);
       expect(await rows.filter({ hasText: "ci script" }).textContent()).toContain("API token");
