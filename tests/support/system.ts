@@ -32,7 +32,7 @@ export interface TestSystem {
   /** The data dir shared by the provider and the home store (`DATA_DIR`). */
   readonly dataDir: string;
   startWorker(
-    options?: Pick<WorkerOptions, "idle" | "agent" | "reconciler" | "heartbeatMs">,
+    options?: Pick<WorkerOptions, "idle" | "agent" | "reconciler" | "heartbeatMs" | "shutdown">,
   ): Promise<RunningWorker>;
   /** The typed client (@rakazo/client) wired to the in-process app, acting with `token`. */
   client(token?: string): RakazoClient;
