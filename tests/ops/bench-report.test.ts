@@ -2,7 +2,7 @@
  * The bench report: targets read as verdicts, and the comparison of two reports
  * flags a figure that moved the wrong way — by its same-run ratio when it has one.
  */
-import { describe, expect, it } from "vitest";
+
 import {
   type BenchReportDocument,
   compareReports,
@@ -10,7 +10,8 @@ import {
   renderMarkdown,
   toReportRow,
   verdict,
-} from "../../scripts/bench-report.ts";
+} from "@rakazo/bench/report";
+import { describe, expect, it } from "vitest";
 
 function report(rows: BenchReportDocument["rows"]): BenchReportDocument {
   return {

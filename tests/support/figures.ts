@@ -1,11 +1,12 @@
 /**
  * Figures a test measured (the replica test, the soak, the fault drills) for the bench report:
  * written to `bench-results/figures/<suite>.json`, read by `pnpm bench` as a "recorded" suite
- * (scripts/bench.ts). Counts and ratios only; a test never asserts on time.
+ * (bench/src/main.ts). Counts and ratios only; a test never asserts on time.
  */
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { type BenchRow, FIGURES_DIR, type RecordedFigures } from "../../scripts/bench-report.ts";
+import { FIGURES_DIR, type RecordedFigures } from "@rakazo/bench/report";
+import type { BenchRow } from "@rakazo/bench/row";
 
 export function recordFigures(suite: string, rows: readonly BenchRow[]): string {
   mkdirSync(FIGURES_DIR, { recursive: true });

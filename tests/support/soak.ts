@@ -13,12 +13,12 @@ import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { openRfb } from "@rakazo/bench/rfb-client";
+import { viaWebSocketRaw } from "@rakazo/bench/rfb-stream";
+import type { BenchRow } from "@rakazo/bench/row";
 import { createClient } from "@rakazo/client";
 import { createTestDatabase } from "@rakazo/db/testing";
 import { createUserWithSpace } from "@rakazo/services";
-import { openRfb } from "@rakazo/web/bench/rfb-client";
-import { viaWebSocketRaw } from "@rakazo/web/bench/rfb-stream";
-import type { BenchRow } from "../../scripts/bench-report.ts";
 import { containerRss, hostRssKib, type RssGroups } from "./process-rss.ts";
 import { freePort } from "./processes.ts";
 

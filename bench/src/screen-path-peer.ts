@@ -4,7 +4,7 @@
  *   node screen-path-peer.ts supervisor <dir> <display>
  *       one desktop stack on the host exactly as the supervisor starts it (Xvfb + Chromium +
  *       x11vnc on a Unix socket, `processLauncher` + `planStack`), Chromium showing a green page
- *       with a focused field, and the ScreenGateway on <dir>/gateway.sock serving it as slot 0;
+ *       with a focused field, and the ComputerGateway on <dir>/gateway.sock serving it as slot 0;
  *   node screen-path-peer.ts web <dir>
  *       the web service on a loopback port whose authority opens capabilities with the keyring
  *       and sends the proxy to that gateway.
@@ -14,10 +14,10 @@ import path from "node:path";
 import { createLogger } from "@rakazo/log";
 import { gatewayKeysFor, gatewayTicket, openScreenCapability, parseScreenKeys } from "@rakazo/screens";
 import { processLauncher } from "@rakazo/supervisor/desktop-stack";
-import { ScreenGateway } from "@rakazo/supervisor/gateway";
+import { ComputerGateway } from "@rakazo/supervisor/gateway";
 import { planStack } from "@rakazo/supervisor/stack-argv";
-import { startWebServer } from "../src/server.ts";
-import { GREEN_PAGE } from "../src/testing/screen-system.ts";
+import { startWebServer } from "@rakazo/web/server";
+import { GREEN_PAGE } from "@rakazo/web/testing/screen-system";
 import { BENCH_BOT, BENCH_COMPUTER } from "./constants.ts";
 
 const [mode, dir, display] = process.argv.slice(2) as [string, string, string | undefined];
@@ -37,7 +37,7 @@ if (mode === "supervisor") {
   ])
     await stack.runStep({ kind: "xdotool", args });
   await stack.runStep({ kind: "wait", ms: 2_000 });
-  const gateway = new ScreenGateway({
+  const gateway = new ComputerGateway({
     listen: { path: path.join(dir, "gateway.sock") },
     stateDir: dir,
     slotAt: (index) =>

@@ -2,26 +2,16 @@
  * The bench report: every row of a `pnpm bench` run, plus the figures the replica
  * test, the soak and the fault drills recorded, as one JSON document and its Markdown rendering;
  * and the comparison of two such documents, which flags regressions. Pure functions only: the
- * runner (bench.ts) does the measuring and the file writing.
+ * runner (main.ts) does the measuring and the file writing.
  */
 import path from "node:path";
+import type { BenchRow } from "./row.ts";
 
 export const REPORT_VERSION = 1;
 
 /** Where `pnpm bench` writes its reports, and where tests record their figures. */
-export const RESULTS_DIR = path.join(import.meta.dirname, "..", "bench-results");
+export const RESULTS_DIR = path.join(import.meta.dirname, "..", "..", "bench-results");
 export const FIGURES_DIR = path.join(RESULTS_DIR, "figures");
-
-/** One figure, as a suite reports it: the shape of bench.ts's BenchRow (kept there for suites). */
-export interface BenchRow {
-  readonly name: string;
-  readonly value: number;
-  readonly unit: string;
-  readonly baseline?: number;
-  readonly ratio?: number;
-  readonly target?: string;
-  readonly better?: "higher" | "lower";
-}
 
 /** A row as the report keeps it: which suite, and whether its target was met. */
 export interface ReportRow extends BenchRow {

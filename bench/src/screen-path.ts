@@ -1,7 +1,7 @@
 /**
  * `pnpm bench --only screen-path`: the screen path end to end, as a person
  * sees it. A real desktop on this host started exactly as the supervisor starts one (Xvfb +
- * Chromium + x11vnc on a Unix socket), the real ScreenGateway in front of it, and the real web
+ * Chromium + x11vnc on a Unix socket), the real ComputerGateway in front of it, and the real web
  * service proxying to the gateway — each its own process (screen-path-peer.ts). The same RFB
  * viewer (rfb-client.ts) reads the x11vnc socket directly (the baseline) and through web proxy +
  * gateway with a capability, alternately, in the same run:
@@ -26,15 +26,7 @@ import {
 import { BENCH_BOT, BENCH_COMPUTER } from "./constants.ts";
 import { openRfb, type RfbSession } from "./rfb-client.ts";
 import { direct, type Stream, viaWebSocketRaw } from "./rfb-stream.ts";
-
-type Report = (row: {
-  name: string;
-  value: number;
-  unit: string;
-  baseline?: number;
-  ratio?: number;
-  target?: string;
-}) => void;
+import type { BenchReport } from "./row.ts";
 
 /** Display of the bench's desktop: helper i22b's assigned host range is :1700–:1799. */
 const DISPLAY = Number(process.env.RAKAZO_BENCH_DISPLAY ?? 1700);
@@ -132,7 +124,7 @@ function capability(keyring: ScreenKeyring, policy: "view" | "control"): string 
   }).token;
 }
 
-export async function benchScreenPath(report: Report): Promise<void> {
+export async function benchScreenPath(report: BenchReport): Promise<void> {
   const missing = missingTools();
   if (missing) {
     process.stdout.write(`(screen path left out: ${missing})\n`);

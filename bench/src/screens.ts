@@ -24,24 +24,20 @@ import {
 import WebSocket from "ws";
 import { BLAST_BYTES } from "./constants.ts";
 import { direct, type Stream, viaWebSocketRaw } from "./rfb-stream.ts";
-
-export interface BenchRow {
-  readonly name: string;
-  readonly value: number;
-  readonly unit: string;
-  readonly baseline?: number;
-  readonly ratio?: number;
-  readonly target?: string;
-}
+import type { BenchReport } from "./row.ts";
 
 const HANDSHAKE = Buffer.concat([Buffer.from("RFB 003.008\n"), Buffer.from([1, 1])]);
 const SERVER_HANDSHAKE = 12 + 2 + 4 + 24 + 4;
 const ROUNDS = 2000;
 
 function startPeer(mode: string, dir: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [fileURLToPath(new URL("./peer.ts", import.meta.url)), mode, dir], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    [fileURLToPath(new URL("./screens-peer.ts", import.meta.url)), mode, dir],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   return new Promise((resolve, reject) => {
     child.stdout?.once("data", () => resolve(child));
     child.once("exit", (code) => reject(new Error(`${mode} peer exited ${code}`)));
@@ -133,7 +129,7 @@ async function latencyP50(open: () => Promise<Stream>): Promise<number> {
   return samples[Math.floor(samples.length / 2)] as number;
 }
 
-export async function benchGateway(report: (row: BenchRow) => void): Promise<void> {
+export async function benchGateway(report: BenchReport): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "rkz-bench-gw-"));
   const master = randomBytes(32);
   const key = deriveScreenKey(master, "gateway", "cmp_bench");

@@ -24,63 +24,29 @@ import {
   renderComparison,
   renderMarkdown,
   toReportRow,
-} from "./bench-report.ts";
-
-export interface BenchRow {
-  readonly name: string;
-  readonly value: number;
-  readonly unit: string;
-  /** The same measurement done the plain way, in this run. */
-  readonly baseline?: number;
-  /** value ÷ baseline (or the reverse for throughputs, as the suite states). */
-  readonly ratio?: number;
-  readonly target?: string;
-  /** Which way is better, when neither the target nor the unit says (bench-report.ts). */
-  readonly better?: "higher" | "lower";
-}
-
-export type BenchReport = (row: BenchRow) => void;
+} from "./report.ts";
+import type { BenchReport, BenchRow } from "./row.ts";
 
 interface Suite {
   readonly name: string;
   readonly load: () => Promise<(report: BenchReport) => Promise<void>>;
 }
 
+/** Every suite `pnpm bench` runs, in order; a new bench is a file here and an entry below. */
 const SUITES: readonly Suite[] = [
-  {
-    name: "screens",
-    load: async () => (await import("@rakazo/web/bench")).benchGateway,
-  },
-  { name: "screen-path", load: async () => (await import("@rakazo/web/bench/screen-path")).benchScreenPath },
-  {
-    name: "web-app",
-    load: async () => (await import("@rakazo/web/bench/app")).benchWebApp,
-  },
-  {
-    name: "terminal",
-    load: async () => (await import("@rakazo/web/bench/terminal")).benchTerminal,
-  },
-  {
-    name: "desktops",
-    load: async () => (await import("@rakazo/supervisor/bench")).benchDesktops,
-  },
-  {
-    name: "homes",
-    load: async () => (await import("@rakazo/homes/bench")).benchHomes,
-  },
-  {
-    name: "host",
-    load: async () => (await import("@rakazo/sandbox/bench")).benchHost,
-  },
-  { name: "remote", load: async () => (await import("./bench/remote.ts")).benchRemote },
-  {
-    name: "api",
-    load: async () => (await import("@rakazo/api/bench")).benchApi,
-  },
-  { name: "external-exec", load: async () => (await import("./bench/external-exec.ts")).benchExternalExec },
+  { name: "screens", load: async () => (await import("./screens.ts")).benchGateway },
+  { name: "screen-path", load: async () => (await import("./screen-path.ts")).benchScreenPath },
+  { name: "web-app", load: async () => (await import("./web-app.ts")).benchWebApp },
+  { name: "terminal", load: async () => (await import("./terminal.ts")).benchTerminal },
+  { name: "desktops", load: async () => (await import("./desktops.ts")).benchDesktops },
+  { name: "homes", load: async () => (await import("./homes.ts")).benchHomes },
+  { name: "host", load: async () => (await import("./host.ts")).benchHost },
+  { name: "remote", load: async () => (await import("./remote.ts")).benchRemote },
+  { name: "api", load: async () => (await import("./api.ts")).benchApi },
+  { name: "external-exec", load: async () => (await import("./external-exec.ts")).benchExternalExec },
 ];
 
-const ROOT = path.join(import.meta.dirname, "..");
+const ROOT = path.join(import.meta.dirname, "../..");
 
 function format(row: BenchRow): string {
   const num = (n: number) => (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(2));

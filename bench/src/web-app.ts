@@ -12,25 +12,17 @@ import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { createProvider } from "@rakazo/sandbox";
 import { COMPUTER_IMAGE, dockerUnavailable } from "@rakazo/sandbox/testing";
+import { APP_DIST } from "@rakazo/web/static";
+import { startAppSystem } from "@rakazo/web/testing/app-system";
+import { buildWebAppIfStale } from "@rakazo/web/testing/build-app";
+import { CHROMIUM } from "@rakazo/web/testing/screen-system";
 import { chromium } from "playwright-core";
-import { APP_DIST } from "../src/static.ts";
-import { startAppSystem } from "../src/testing/app-system.ts";
-import { buildWebAppIfStale } from "../src/testing/build-app.ts";
-import { CHROMIUM } from "../src/testing/screen-system.ts";
-
-type Report = (row: {
-  name: string;
-  value: number;
-  unit: string;
-  baseline?: number;
-  ratio?: number;
-  target?: string;
-}) => void;
+import type { BenchReport } from "./row.ts";
 
 const ROUNDS = 5;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
-export async function benchWebApp(report: Report): Promise<void> {
+export async function benchWebApp(report: BenchReport): Promise<void> {
   await buildWebAppIfStale();
   const dir = path.join(APP_DIST, "app");
   let gzipped = 0;

@@ -1,14 +1,14 @@
 /**
  * Processes of the gateway benchmark, so the gateway, the RFB servers and the client each get
  * their own event loop as in production:
- *   node peer.ts rfb <dir>       blast.sock (streams BLAST_BYTES after the handshake), echo.sock
- *   node peer.ts gateway <dir>   the ScreenGateway on <dir>/gateway.sock; slot 0 → blast, 1 → echo
+ *   node screens-peer.ts rfb <dir>       blast.sock (streams BLAST_BYTES after the handshake), echo.sock
+ *   node screens-peer.ts gateway <dir>   the ComputerGateway on <dir>/gateway.sock; slot 0 → blast, 1 → echo
  * Prints "ready" once listening.
  */
 import { readFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import { ScreenGateway } from "@rakazo/supervisor/gateway";
+import { ComputerGateway } from "@rakazo/supervisor/gateway";
 import { serverInit, startFakeRfb } from "@rakazo/supervisor/testing/fake-rfb";
 import { BLAST_BYTES } from "./constants.ts";
 
@@ -44,7 +44,7 @@ if (mode === "rfb") {
   });
   await new Promise<void>((resolve) => server.listen(path.join(dir, "blast.sock"), resolve));
 } else {
-  const gateway = new ScreenGateway({
+  const gateway = new ComputerGateway({
     listen: { path: path.join(dir, "gateway.sock") },
     stateDir: dir,
     slotAt: (index) =>

@@ -18,13 +18,13 @@ import { join } from "node:path";
 import { createMachinePool, startBoatEmulator, startDaytonaEmulator } from "@rakazo/emulators";
 import { startE2BEmulator } from "@rakazo/emulators/e2b";
 import { createProvider, type SandboxProvider } from "@rakazo/sandbox";
-import { measureFirstScreenshot } from "@rakazo/sandbox/bench";
 import { createBoatProvider } from "@rakazo/sandbox/boat";
 import { createDaytonaProvider } from "@rakazo/sandbox/daytona";
 import { createE2BProvider } from "@rakazo/sandbox/e2b-family";
 import { COMPUTER_IMAGE } from "@rakazo/sandbox/testing";
 import { bundleSupervisor } from "@rakazo/supervisor/bundle";
-import type { BenchReport } from "../bench.ts";
+import { measureFirstScreenshot } from "./host.ts";
+import type { BenchReport } from "./row.ts";
 
 const WARM_SAMPLES = 40;
 const OWNER = `bench-remote-${process.pid}`;

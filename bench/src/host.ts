@@ -4,26 +4,14 @@
  * Docker with the computer image in the same run. Displays :1090–:1099 (the host test range).
  * Everything made is destroyed at the end.
  */
-import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import type { SandboxProvider } from "../../provider.ts";
-import { createSupervisedDockerProvider } from "../docker/supervised.ts";
-import { createHostProvider } from "./host-provider.ts";
+import { createProvider, type SandboxProvider } from "@rakazo/sandbox";
+import { bundleSupervisor } from "@rakazo/supervisor/bundle";
+import type { BenchReport } from "./row.ts";
 
-interface BenchRow {
-  name: string;
-  value: number;
-  unit: string;
-  baseline?: number;
-  ratio?: number;
-  target?: string;
-}
-
-const BUILD_SH = fileURLToPath(new URL("../../../../../infra/sandboxes/image/build.sh", import.meta.url));
 const WARM_SAMPLES = 10;
 
 /** Provision → first screenshot (cold), then the p50 of `samples` observes (warm); destroys after. */
@@ -52,21 +40,25 @@ export async function measureFirstScreenshot(
   }
 }
 
-export async function benchHost(report: (row: BenchRow) => void): Promise<void> {
+export async function benchHost(report: BenchReport): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), "rakazo-bench-host-"));
   try {
-    execFileSync("bash", [BUILD_SH, "--stage-supervisor", join(root, "bundle")], { stdio: "ignore" });
+    // The supervisor bundle the image build stages (build.sh --stage-supervisor bundles the same).
+    const supervisorBundle = join(root, "supervisor.mjs");
+    await writeFile(supervisorBundle, (await bundleSupervisor()).text);
     const host = await measureFirstScreenshot(
-      createHostProvider({
+      await createProvider({
+        kind: "host",
         dataDir: join(root, "host"),
-        supervisorBundle: join(root, "bundle", "supervisor.mjs"),
+        supervisorBundle,
         screenLimit: 2,
         displayBase: 1090,
         displayCount: 10,
       }),
     );
     const docker = await measureFirstScreenshot(
-      createSupervisedDockerProvider({
+      await createProvider({
+        kind: "docker",
         image: process.env.RAKAZO_COMPUTER_IMAGE ?? "rakazo-computer:latest",
         dataDir: join(root, "docker"),
       }),

@@ -1,8 +1,8 @@
 /**
  * `pnpm bench --only api`: the API's own cost. `computer/get` on the real API process
- * (apps/api/src/main.ts, fake provider, production settings: info logging to stdout, output
+ * (@rakazo/api/main, fake provider, production settings: info logging to stdout, output
  * checked in `log` mode) under 16 concurrent keep-alive connections, against a bare Hono app
- * doing the same token lookup and SELECT with the same driver (bare-server.ts), in the same run
+ * doing the same token lookup and SELECT with the same driver (api-bare-server.ts), in the same run
  * on the same database. Servers run in their own processes; this process is the load generator.
  * Rounds alternate between the two so drifting machine load hits both; the best round of each
  * counts. Ratio = API ÷ bare (target ≥ 0.5×).
@@ -14,18 +14,11 @@ import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { connectDatabase, migrateDatabase } from "@rakazo/db";
 import { createUserWithSpace } from "@rakazo/services";
 import postgres from "postgres";
-
-interface BenchRow {
-  readonly name: string;
-  readonly value: number;
-  readonly unit: string;
-  readonly baseline?: number;
-  readonly ratio?: number;
-  readonly target?: string;
-}
+import type { BenchReport } from "./row.ts";
 
 const CONCURRENCY = 16;
 const ROUND_MS = Number(process.env.BENCH_API_ROUND_MS ?? 4_000);
@@ -147,7 +140,7 @@ async function load(
   return { perSecond: requests / elapsed, requests };
 }
 
-export async function benchApi(report: (row: BenchRow) => void): Promise<void> {
+export async function benchApi(report: BenchReport): Promise<void> {
   const name = `rakazo_bench_api_${randomBytes(4).toString("hex")}`;
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "rakazo-bench-api-"));
@@ -173,7 +166,7 @@ export async function benchApi(report: (row: BenchRow) => void): Promise<void> {
       ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(process.env.BENCH_API_CPU_PROF)}`]
       : [];
     const api = await start(
-      [...profile, path.join(import.meta.dirname, "../src/main.ts")],
+      [...profile, fileURLToPath(import.meta.resolve("@rakazo/api/main"))],
       {
         PATH: process.env.PATH,
         DATABASE_URL: databaseUrl,
@@ -189,7 +182,7 @@ export async function benchApi(report: (row: BenchRow) => void): Promise<void> {
     children.push(api);
     const barePort = await freePort();
     const bare = await start(
-      [path.join(import.meta.dirname, "bare-server.ts"), databaseUrl, String(barePort)],
+      [path.join(import.meta.dirname, "api-bare-server.ts"), databaseUrl, String(barePort)],
       { PATH: process.env.PATH },
       "listening",
     );

@@ -20,18 +20,18 @@ import {
   openScreenCapability,
   parseScreenKeys,
 } from "@rakazo/screens";
-import { ScreenGateway } from "@rakazo/supervisor/gateway";
+import { ComputerGateway } from "@rakazo/supervisor/gateway";
 import { PTY_HELPER_SOURCE } from "@rakazo/supervisor/pty-helper";
 import { openTerminal } from "@rakazo/supervisor/testing/terminal-client";
-import type { ScreenAuthority } from "../src/authority.ts";
-import { startWebServer } from "../src/server.ts";
-import type { BenchRow } from "./screens.bench.ts";
+import type { ScreenAuthority } from "@rakazo/web/authority";
+import { startWebServer } from "@rakazo/web/server";
+import type { BenchReport } from "./row.ts";
 
 const ROUNDS = 300;
 const SHELLS = 20;
 const ROOT = process.getuid?.() === 0;
 
-export async function benchTerminal(report: (row: BenchRow) => void): Promise<void> {
+export async function benchTerminal(report: BenchReport): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "rkz-bench-term-"));
   chmodSync(dir, 0o755);
   const workspace = path.join(dir, "workspace");
@@ -39,7 +39,7 @@ export async function benchTerminal(report: (row: BenchRow) => void): Promise<vo
   chmodSync(workspace, 0o777);
   const keyring = parseScreenKeys(generateScreenKeys("k1"));
   const computerId = "cmp_benchterminal00000";
-  const gateway = new ScreenGateway({
+  const gateway = new ComputerGateway({
     listen: { path: path.join(dir, "gateway.sock") },
     stateDir: dir,
     slotAt: () => ({ index: 0, generation: 1, botId: "bot_bench", state: "running", vncSocket: dir }),

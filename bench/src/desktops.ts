@@ -1,23 +1,15 @@
 /**
- * Desktop benchmarks (issue 3), run against a real Docker computer from the image. Each figure
+ * Desktop benchmarks, run against a real Docker computer from the image. Each figure
  * is printed beside a baseline measured in the same run, on the same container:
  * - cold first screenshot for a new bot (through API-side client → socket → supervisor) vs the
  *   bare commands that start one desktop by hand and take one screenshot;
  * - warm observe p50/p95 vs one bare screenshot command timed inside the computer;
- * - memory (PSS) added per extra desktop vs the PSS of one hand-started desktop (issue 12);
+ * - memory (PSS) added per extra desktop vs the PSS of one hand-started desktop;
  * - disk per released bot profile, and live desktops per GiB (a 1 GiB computer filled until the
  *   supervisor's admission refuses).
  */
 import { createProvider, type SandboxProvider, type SupervisedDesktop } from "@rakazo/sandbox";
-
-type Report = (row: {
-  name: string;
-  value: number;
-  unit: string;
-  baseline?: number;
-  ratio?: number;
-  target?: string;
-}) => void;
+import type { BenchReport } from "./row.ts";
 
 const IMAGE = process.env.RAKAZO_COMPUTER_IMAGE ?? "rakazo-computer:latest";
 
@@ -59,7 +51,7 @@ async function timed<T>(fn: () => Promise<T>): Promise<[number, T]> {
   return [performance.now() - start, value];
 }
 
-export async function benchDesktops(report: Report): Promise<void> {
+export async function benchDesktops(report: BenchReport): Promise<void> {
   const { mkdtemp, rm } = await import("node:fs/promises");
   const { tmpdir } = await import("node:os");
   const { join } = await import("node:path");
@@ -127,7 +119,7 @@ export async function benchDesktops(report: Report): Promise<void> {
       unit: "MiB",
       baseline: bareDesktop / 1024,
       ratio: perExtra / (bareDesktop / 1024),
-      target: "≤ 150 MiB (issue 12)",
+      target: "≤ 150 MiB",
     });
     // Profiles cost disk, not processes (CMP-4): what a used-then-released bot leaves behind.
     for (const botId of ["bot_bench_a", "bot_bench_b", "bot_bench_c"]) await desktop.release(botId);
@@ -146,11 +138,11 @@ export async function benchDesktops(report: Report): Promise<void> {
 }
 
 /**
- * Live desktops per GiB (issue 12): a 1 GiB computer (1.5 CPUs, 2048 pids) filled with controlled
+ * Live desktops per GiB: a 1 GiB computer (1.5 CPUs, 2048 pids) filled with controlled
  * desktops until the supervisor's admission refuses; beside it, the count the bare per-desktop
  * PSS would allow in the same GiB.
  */
-async function benchDesktopsPerGiB(report: Report): Promise<void> {
+async function benchDesktopsPerGiB(report: BenchReport): Promise<void> {
   const { mkdtemp, rm } = await import("node:fs/promises");
   const { tmpdir } = await import("node:os");
   const { join } = await import("node:path");

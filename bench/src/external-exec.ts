@@ -11,7 +11,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { createExternalClient } from "@rakazo/client";
 import { startExternalStack } from "../../tests/support/external.ts";
-import type { BenchReport } from "../bench.ts";
+import type { BenchReport } from "./row.ts";
 
 const run = promisify(execFile);
 const SAMPLES = Number(process.env.BENCH_EXTERNAL_EXEC_SAMPLES ?? 60);

@@ -13,23 +13,16 @@ import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { DeleteObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
+import { createSealStream, createUnsealStream, ObjectAgentHomeStore } from "@rakazo/homes";
+import { DEFAULT_PART_SIZE, DEFAULT_UPLOAD_QUEUE } from "@rakazo/homes/object-store";
+import { startTestS3Server } from "@rakazo/homes/testing";
 import { extractArchive, packDirectory } from "@rakazo/sandbox";
-import { DEFAULT_PART_SIZE, DEFAULT_UPLOAD_QUEUE, ObjectAgentHomeStore } from "../src/object-store.ts";
-import { createSealStream, createUnsealStream } from "../src/seal.ts";
-import { startTestS3Server } from "../src/testing/s3-server.ts";
-
-export interface BenchRow {
-  name: string;
-  value: number;
-  unit: string;
-  baseline?: number;
-  ratio?: number;
-}
+import type { BenchReport } from "./row.ts";
 
 const MiB = 1024 * 1024;
 
 export async function benchHomes(
-  report: (row: BenchRow) => void,
+  report: BenchReport,
   options: { totalBytes?: number; fileBytes?: number } = {},
 ): Promise<void> {
   const totalBytes = options.totalBytes ?? 1024 * MiB;

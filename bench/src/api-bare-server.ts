@@ -2,7 +2,7 @@
  * The baseline of the API bench: a bare Hono app on @hono/node-server doing what `computer/get`
  * must do at the least — look the bearer token's hash up and SELECT the caller's computer — with
  * the same driver (postgres.js, same pool size) and nothing else: no logging, no validation, no
- * request ids. Run by api.bench.ts as `node bare-server.ts <databaseUrl> <port>`.
+ * request ids. Run by api.ts as `node api-bare-server.ts <databaseUrl> <port>`.
  */
 import { createHash } from "node:crypto";
 import { serve } from "@hono/node-server";
