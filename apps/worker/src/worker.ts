@@ -48,9 +48,10 @@ export interface ShutdownOptions {
 }
 
 /**
- * Sized to the compose worker's 30 s `stop_grace_period` and the launcher's worker grace: one
- * Docker computer's clean stop takes about 1.5 s here (docs/self-hosting.md, "Stopping"), so
- * claims end at 15 s and what was claimed finishes well inside the grace period.
+ * Sized to the compose worker's 30 s `stop_grace_period` and the launcher's worker grace: a
+ * clean stop of 1 or 3 Docker computers took 0.7–2.1 s here (docs/decisions.md, "The stack's
+ * shutdown stops its computers"), so claims end at 15 s and what was claimed finishes well
+ * inside the grace period.
  */
 const DEFAULT_SHUTDOWN: ShutdownOptions = {
   concurrency: 3,
