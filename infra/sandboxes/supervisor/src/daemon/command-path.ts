@@ -7,6 +7,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
+import { jsonLinesLog } from "../log.ts";
 import { configFlags, parseFlags, resolveConfig } from "./config.ts";
 import type { SupervisorAnswer } from "./protocol.ts";
 import { callSocket } from "./rpc-call.ts";
@@ -18,7 +19,10 @@ async function main(argv: readonly string[], daemonScript: string): Promise<numb
   const { flags, positional } = parseFlags(argv);
   const [method, rawParams = "{}"] = positional;
   if (!method) {
-    console.error("usage: supervisor <method> '<json params>' | supervisor serve [flags]");
+    jsonLinesLog()({
+      event: "cli.usage",
+      message: "usage: supervisor <method> '<json params>' | supervisor serve [flags]",
+    });
     return 2;
   }
   let params: unknown;

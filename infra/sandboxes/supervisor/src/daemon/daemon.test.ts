@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { isSupervisor } from "./daemon.ts";
+import { isSupervisor } from "./lock.ts";
 
 describe("the supervisor lock's holder check", () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), "rakazo-daemon-lock-"));

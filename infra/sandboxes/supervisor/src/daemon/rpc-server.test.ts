@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { DesktopSlots } from "../desktops/desktop-slots.ts";
 import type { DesktopStack, StackLauncher } from "../desktops/desktop-stack.ts";
 import type { StackPlan } from "../desktops/stack-argv.ts";
+import { createContext } from "./context.ts";
 import { dispatch, toAnswer } from "./rpc-server.ts";
 
 /** A port nothing listens on: the "browser" of an in-memory desktop is unreachable. */
@@ -42,9 +43,10 @@ async function setup(screenLimit = 0) {
     },
     screenLimit,
   });
+  const context = createContext({ desktops: supervisor });
   const call = async (method: string, params: Record<string, unknown>) => {
     try {
-      return { ok: true, result: await dispatch(supervisor, method, params) };
+      return { ok: true, result: await dispatch(context, method, params) };
     } catch (error) {
       return toAnswer(error);
     }
@@ -83,7 +85,7 @@ describe("page.* dispatch", () => {
   });
 });
 
-describe("params validated with the protocol's method table (issue 13)", () => {
+describe("params validated with the protocol's method table", () => {
   it("refuses malformed params as INVALID_ACTION before anything runs", async () => {
     const { supervisor, started, call } = await setup();
     for (const [method, params] of [

@@ -1,10 +1,11 @@
 /**
  * The daemon's transport: HTTP/1.1 on a Unix socket, `POST /rpc/<method>` with a JSON body,
- * answered with `{ok:true,result}` or `{ok:false,error:{code,message}}` (protocol.ts).
+ * answered with `{ok:true,result}` or `{ok:false,error:{code,message}}` (protocol.ts). Every
+ * handler gets the daemon's one `SupervisorContext` (context.ts).
  */
 import http from "node:http";
 import path from "node:path";
-import { createPageMethods, PageMethodError } from "@rakazo/page-helper";
+import { PageMethodError } from "@rakazo/page-helper";
 import {
   type DeepReadonly,
   isSupervisorMethod,
@@ -14,33 +15,18 @@ import {
   type SupervisorParsedParams,
   type SupervisorResult,
 } from "@rakazo/protocol";
-import type { DesktopSlots } from "../desktops/desktop-slots.ts";
 import { SupervisorError } from "../errors.ts";
 import type { ComputerGateway } from "../gateway/computer-gateway.ts";
+import type { RpcHandler } from "../gateway/rpc.ts";
 import { EXEC_MAX_BODY, runExecRoute } from "../processes/exec-route.ts";
-import { ProcessManager } from "../processes/processes.ts";
+import type { SupervisorContext } from "./context.ts";
 
 const MAX_BODY = 1024 * 1024;
 
-function gatewayOf(gateway: ComputerGateway | undefined): ComputerGateway {
-  if (!gateway) throw new SupervisorError("DESKTOP_UNAVAILABLE", "this supervisor runs no screen gateway");
-  return gateway;
-}
-
-type PageMethods = ReturnType<typeof createPageMethods>;
-const pageMethods = new WeakMap<DesktopSlots, PageMethods>();
-
-/** The page methods of a supervisor's desktops: each bot's own Chromium, downloads into the workspace. */
-function pagesOf(supervisor: DesktopSlots): PageMethods {
-  let methods = pageMethods.get(supervisor);
-  if (!methods) {
-    methods = createPageMethods({
-      debuggingPortFor: (botId) => supervisor.debugPortOf(botId),
-      downloads: { dir: path.join(supervisor.workspace, "downloads"), workspacePath: "downloads" },
-    });
-    pageMethods.set(supervisor, methods);
-  }
-  return methods;
+function gatewayOf(context: SupervisorContext): ComputerGateway {
+  if (!context.gateway)
+    throw new SupervisorError("DESKTOP_UNAVAILABLE", "this supervisor runs no screen gateway");
+  return context.gateway;
 }
 
 /**
@@ -50,13 +36,13 @@ function pagesOf(supervisor: DesktopSlots): PageMethods {
  * they are part of the `page.act` result.
  */
 function pageCall<M extends "page.navigate" | "page.snapshot" | "page.act">(
-  supervisor: DesktopSlots,
+  context: SupervisorContext,
   method: M,
   params: SupervisorParsedParams<M>,
 ): Promise<DeepReadonly<SupervisorResult<M>>> {
-  return supervisor.withDesktop(params.botId, async () => {
+  return context.desktops.withDesktop(params.botId, async () => {
     try {
-      return (await pagesOf(supervisor)[method](params as never)) as DeepReadonly<SupervisorResult<M>>;
+      return (await context.pages[method](params as never)) as DeepReadonly<SupervisorResult<M>>;
     } catch (error) {
       if (error instanceof SupervisorError) throw error;
       if (error instanceof PageMethodError) throw new SupervisorError(error.code, error.message);
@@ -65,45 +51,32 @@ function pageCall<M extends "page.navigate" | "page.snapshot" | "page.act">(
   });
 }
 
-const processManagers = new WeakMap<DesktopSlots, ProcessManager>();
-
-/** The supervisor's background processes (processes.ts); the daemon kills them all when it stops. */
-export function processesOf(supervisor: DesktopSlots): ProcessManager {
-  let manager = processManagers.get(supervisor);
-  if (!manager) {
-    manager = new ProcessManager({ workspace: supervisor.workspace });
-    processManagers.set(supervisor, manager);
-  }
-  return manager;
-}
-
 type Handler<M extends SupervisorMethod> = (
-  supervisor: DesktopSlots,
+  context: SupervisorContext,
   params: SupervisorParsedParams<M>,
-  gateway: ComputerGateway | undefined,
 ) => DeepReadonly<SupervisorResult<M>> | Promise<DeepReadonly<SupervisorResult<M>>>;
 
 /** One handler per method of the protocol's table; a method added there fails to compile here. */
 const HANDLERS: { readonly [M in SupervisorMethod]: Handler<M> } = {
-  health: (supervisor) => supervisor.health(),
-  "desktop.observe": (supervisor, { botId }) => supervisor.observe(botId),
+  health: ({ desktops }) => desktops.health(),
+  "desktop.observe": ({ desktops }, { botId }) => desktops.observe(botId),
   // Each action is validated on its own, so a malformed one fails the batch at its index.
-  "desktop.act": (supervisor, { botId, actions }) => supervisor.act(botId, actions),
-  "desktop.release": (supervisor, { botId }) => supervisor.release(botId),
-  "desktop.list": (supervisor) => supervisor.list(),
-  "desktop.setControlled": (supervisor, { botId, controlled }) => supervisor.setControlled(botId, controlled),
-  "screens.configure": (_, params, gateway) => {
+  "desktop.act": ({ desktops }, { botId, actions }) => desktops.act(botId, actions),
+  "desktop.release": ({ desktops }, { botId }) => desktops.release(botId),
+  "desktop.list": ({ desktops }) => desktops.list(),
+  "desktop.setControlled": ({ desktops }, { botId, controlled }) => desktops.setControlled(botId, controlled),
+  "screens.configure": (context, params) => {
     try {
-      return gatewayOf(gateway).configure(params);
+      return gatewayOf(context).configure(params);
     } catch (error) {
       if (error instanceof SupervisorError) throw error;
       throw new SupervisorError("INVALID_ACTION", (error as Error).message);
     }
   },
-  "screens.revoke": (_, { rules }, gateway) => gatewayOf(gateway).revoke(rules),
-  "screens.check": (_, { ticket }, gateway) => {
+  "screens.revoke": (context, { rules }) => gatewayOf(context).revoke(rules),
+  "screens.check": (context, { ticket }) => {
     // Answers whether the ticket would be served now, and why not (the API's authority asks).
-    const verdict = gatewayOf(gateway).verify(ticket);
+    const verdict = gatewayOf(context).verify(ticket);
     return verdict.ok
       ? {
           ok: true,
@@ -113,19 +86,19 @@ const HANDLERS: { readonly [M in SupervisorMethod]: Handler<M> } = {
         }
       : { ok: false, reason: verdict.reason };
   },
-  "screens.connections": (_, __, gateway) => gatewayOf(gateway).connections(),
-  "terminal.start": (supervisor, { botId, cwd, env }, gateway) =>
-    gatewayOf(gateway).terminal.start(botId, {
-      cwd: workspacePath(supervisor.workspace, cwd),
+  "screens.connections": (context) => gatewayOf(context).connections(),
+  "terminal.start": (context, { botId, cwd, env }) =>
+    gatewayOf(context).terminal.start(botId, {
+      cwd: workspacePath(context.workspace, cwd),
       ...(env ? { env } : {}),
     }),
-  "terminal.stop": (_, { botId }, gateway) => ({ closed: gatewayOf(gateway).terminal.stop(botId) }),
-  "page.navigate": (supervisor, params) => pageCall(supervisor, "page.navigate", params),
-  "page.snapshot": (supervisor, params) => pageCall(supervisor, "page.snapshot", params),
-  "page.act": (supervisor, params) => pageCall(supervisor, "page.act", params),
-  "process.start": (supervisor, params) => processesOf(supervisor).start(params),
-  "process.read": (supervisor, params) => processesOf(supervisor).read(params),
-  "process.kill": (supervisor, params) => processesOf(supervisor).kill(params),
+  "terminal.stop": (context, { botId }) => ({ closed: gatewayOf(context).terminal.stop(botId) }),
+  "page.navigate": (context, params) => pageCall(context, "page.navigate", params),
+  "page.snapshot": (context, params) => pageCall(context, "page.snapshot", params),
+  "page.act": (context, params) => pageCall(context, "page.act", params),
+  "process.start": ({ processes }, params) => processes.start(params),
+  "process.read": ({ processes }, params) => processes.read(params),
+  "process.kill": ({ processes }, params) => processes.kill(params),
 };
 
 /** A workspace-relative folder as an absolute path that cannot leave the workspace. */
@@ -139,22 +112,20 @@ function workspacePath(workspace: string, relative: string): string {
 
 /** Validates `params` with the method's schema from the protocol's table, then runs the method. */
 export function dispatch(
-  supervisor: DesktopSlots,
+  context: SupervisorContext,
   method: string,
   params: unknown,
-  gateway?: ComputerGateway,
 ): Promise<unknown> | unknown {
   if (!isSupervisorMethod(method)) {
     throw new SupervisorError("SANDBOX_PROVIDER_ERROR", `unknown method ${JSON.stringify(method)}`);
   }
-  return run(method, supervisor, params, gateway);
+  return run(method, context, params);
 }
 
 function run<M extends SupervisorMethod>(
   method: M,
-  supervisor: DesktopSlots,
+  context: SupervisorContext,
   params: unknown,
-  gateway: ComputerGateway | undefined,
 ): ReturnType<Handler<M>> {
   const parsed = SUPERVISOR_METHODS[method].params.safeParse(params);
   if (!parsed.success) {
@@ -163,7 +134,7 @@ function run<M extends SupervisorMethod>(
     throw new SupervisorError("INVALID_ACTION", `${method}: ${where}${issue?.message ?? "invalid params"}`);
   }
   const handler = HANDLERS[method] as Handler<M>;
-  return handler(supervisor, parsed.data as SupervisorParsedParams<M>, gateway) as ReturnType<Handler<M>>;
+  return handler(context, parsed.data as SupervisorParsedParams<M>) as ReturnType<Handler<M>>;
 }
 
 export function toAnswer(error: unknown): SupervisorAnswer {
@@ -182,17 +153,8 @@ export function toAnswer(error: unknown): SupervisorAnswer {
   };
 }
 
-/**
- * Serves one RPC request: `route` is `/rpc/<method>` or `/exec`. The Unix socket serves both;
- * the TCP gateway listener (gateway-rpc.ts) only `/rpc/<method>`, once it has checked the key.
- */
-export type RpcHandler = (
-  request: http.IncomingMessage,
-  response: http.ServerResponse,
-  route: string,
-) => void;
-
-export function rpcHandler(supervisor: DesktopSlots, gateway?: ComputerGateway): RpcHandler {
+/** The RPC of `context`'s capabilities, for the Unix socket and the gateway's TCP route (gateway/rpc.ts). */
+export function rpcHandler(context: SupervisorContext): RpcHandler {
   return (request, response, route) => {
     const reply = (status: number, answer: SupervisorAnswer): void => {
       const body = JSON.stringify(answer);
@@ -223,10 +185,10 @@ export function rpcHandler(supervisor: DesktopSlots, gateway?: ComputerGateway):
           throw new SupervisorError("INVALID_ACTION", "params must be a JSON object");
         }
         if (isExec) {
-          runExecRoute(supervisor.workspace, params, response);
+          runExecRoute(context.workspace, params, response);
           return;
         }
-        const result = await dispatch(supervisor, (match as RegExpExecArray)[1] as string, params, gateway);
+        const result = await dispatch(context, (match as RegExpExecArray)[1] as string, params);
         reply(200, { ok: true, result });
       } catch (error) {
         reply(
@@ -240,7 +202,7 @@ export function rpcHandler(supervisor: DesktopSlots, gateway?: ComputerGateway):
   };
 }
 
-export function createRpcServer(supervisor: DesktopSlots, gateway?: ComputerGateway): http.Server {
-  const handle = rpcHandler(supervisor, gateway);
+export function createRpcServer(context: SupervisorContext): http.Server {
+  const handle = rpcHandler(context);
   return http.createServer((request, response) => handle(request, response, request.url ?? ""));
 }

@@ -17,6 +17,7 @@ import type {
   SlotState,
 } from "../daemon/protocol.ts";
 import { SupervisorError } from "../errors.ts";
+import { errorMessage, type Log, silentLog } from "../log.ts";
 import { actionSteps, InvalidActionError } from "./actions.ts";
 import {
   type AdmissionPolicy,
@@ -51,9 +52,12 @@ export interface DesktopSlotsOptions {
   /** Reads the computer's cgroup before each new desktop (cgroup.ts); none = only the cap applies. */
   readonly sampleCgroup?: () => CgroupSample | null;
   readonly admission?: AdmissionPolicy;
-  /** Called before a slot generation is torn down: the screen gateway closes its viewers (SCR-3). */
-  readonly onSlotClosing?: (index: number, generation: number) => void;
+  /** Where teardown failures are reported; none = dropped. */
+  readonly log?: Log;
 }
+
+/** Told before a slot generation is torn down (the gateway closes its viewers first, SCR-3). */
+export type SlotClosingListener = (index: number, generation: number) => void;
 
 export class DesktopSlots {
   readonly #options: DesktopSlotsOptions;
@@ -63,10 +67,13 @@ export class DesktopSlots {
   /** Serialises allocation decisions across bots (starting a stack happens outside it). */
   #allocation: Promise<unknown> = Promise.resolve();
   readonly #now: () => number;
+  readonly #log: Log;
+  readonly #closingListeners: SlotClosingListener[] = [];
 
   constructor(options: DesktopSlotsOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#log = options.log ?? silentLog;
     for (const [index, generation] of Object.entries(this.#loadGenerations())) {
       this.#slots[Number(index)] = this.#freeSlot(Number(index), generation);
     }
@@ -88,6 +95,11 @@ export class DesktopSlots {
       cpuPressure: sample?.cpuPressure ?? null,
       desktopEstimate: { memoryBytes: policy.desktop.memoryBytes, pids: policy.desktop.pids },
     };
+  }
+
+  /** Adds a listener told before every slot teardown (the daemon's context wires the gateway). */
+  onSlotClosing(listener: SlotClosingListener): void {
+    this.#closingListeners.push(listener);
   }
 
   /** The current occupant of a slot, for the screen gateway (SCR-2). */
@@ -352,17 +364,19 @@ export class DesktopSlots {
 
   async #teardown(slot: Slot): Promise<void> {
     slot.state = "stopping";
-    try {
-      this.#options.onSlotClosing?.(slot.index, slot.generation);
-    } catch (error) {
-      console.error(`supervisor: closing viewers of slot ${slot.index}: ${(error as Error).message}`);
+    for (const listener of this.#closingListeners) {
+      try {
+        listener(slot.index, slot.generation);
+      } catch (error) {
+        this.#log({ event: "desktop.viewers.close_failed", slot: slot.index, message: errorMessage(error) });
+      }
     }
     try {
       await slot.stack?.teardown();
       this.#markFree(slot);
     } catch (error) {
       slot.state = "teardown_failed";
-      console.error(`supervisor: ${(error as Error).message}`);
+      this.#log({ event: "desktop.teardown.failed", slot: slot.index, message: errorMessage(error) });
     }
   }
 

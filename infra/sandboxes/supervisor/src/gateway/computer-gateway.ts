@@ -1,9 +1,11 @@
 /**
- * `ComputerGateway`: the one listener per computer that serves every desktop on it (SCR-1).
+ * `ComputerGateway`: the one listener per computer. It serves every desktop's screen on it
+ * (SCR-1), every bot's terminal (`/v1/pty`, TRM-4, its `terminal` server) and, on TCP, the
+ * supervisor's RPC to the host (`/v1/rpc/`, rpc.ts).
  *
  * - A request carries a gateway ticket (a capability sealed with this computer's gateway key,
- *   see capability-codec.ts) in the `x-rakazo-screen-ticket` header, never in the URL. It is
- *   verified here without any database: seal, expiry, computer, revocation list, and the slot's
+ *   @rakazo/protocol's capability codec) in the `x-rakazo-screen-ticket` header, never in the
+ *   URL. It is verified here without any database: seal, expiry, computer, revocation list, and the slot's
  *   current generation (SCR-2: a recycled slot never accepts an old ticket).
  * - `GET /v1/screen` answers whether the ticket would be served; an upgrade on `/v1/rfb` opens
  *   a websocket bridged to exactly `vnc/slot<index>-g<generation>.sock`.
@@ -36,6 +38,7 @@ import {
   writeGatewayKeys,
 } from "@rakazo/protocol/gateway-core";
 import { TERMINAL_GATEWAY_PATH } from "@rakazo/protocol/terminal";
+import { type Log, silentLog } from "../log.ts";
 import { TerminalServer } from "../terminal/terminal-server.ts";
 import { pipeClientInput } from "./client-input.ts";
 import { type GatewayRpc, serveGatewayRpc } from "./rpc.ts";
@@ -91,7 +94,7 @@ interface UpstreamReader {
 export class ComputerGateway {
   readonly #options: ComputerGatewayOptions;
   readonly #now: () => number;
-  readonly #log: (event: Record<string, unknown>) => void;
+  readonly #log: Log;
   readonly #server: http.Server;
   readonly #connections = new Set<Connection>();
   #computerId: string | undefined;
@@ -104,7 +107,7 @@ export class ComputerGateway {
   constructor(options: ComputerGatewayOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
-    this.#log = options.log ?? (() => {});
+    this.#log = options.log ?? silentLog;
     this.terminal = new TerminalServer({ runDir: options.stateDir, log: this.#log, ...options.terminal });
     // Unreadable keys count as not configured: every ticket is refused until reconfigured.
     const state = readGatewayState(options.stateDir, this.#now());
@@ -136,7 +139,7 @@ export class ComputerGateway {
     if ("path" in listen) chmodSync(listen.path, 0o660);
   }
 
-  /** Serves the supervisor's RPC under `/v1/rpc/` to holders of its key (gateway-rpc.ts). */
+  /** Serves the supervisor's RPC under `/v1/rpc/` to holders of its key (rpc.ts). */
   serveRpc(rpc: GatewayRpc): void {
     this.#rpc = rpc;
   }

@@ -12,6 +12,7 @@ import {
   SUPERVISOR_RPC_KEY_PATTERN,
 } from "@rakazo/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createContext } from "../daemon/context.ts";
 import { rpcHandler } from "../daemon/rpc-server.ts";
 import { DesktopSlots } from "../desktops/desktop-slots.ts";
 import type { StackLauncher } from "../desktops/desktop-stack.ts";
@@ -43,7 +44,11 @@ async function startGateway(withRpc: boolean): Promise<string | undefined> {
     log: (event) => events.push(event),
   });
   const sup = supervisor();
-  if (withRpc) gateway.serveRpc({ keyHash: issueRpcKey(dir), handle: rpcHandler(sup, gateway) });
+  if (withRpc)
+    gateway.serveRpc({
+      keyHash: issueRpcKey(dir),
+      handle: rpcHandler(createContext({ desktops: sup, gateway })),
+    });
   await gateway.start();
   return withRpc ? readFileSync(path.join(dir, SUPERVISOR_RPC_KEY_FILE), "utf8") : undefined;
 }

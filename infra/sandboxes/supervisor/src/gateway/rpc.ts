@@ -15,8 +15,18 @@ import { closeSync, constants, openSync, renameSync, rmSync, writeSync } from "n
 import type http from "node:http";
 import path from "node:path";
 import { SUPERVISOR_RPC_KEY_FILE, SUPERVISOR_RPC_KEY_HEADER, SUPERVISOR_RPC_PATH } from "@rakazo/protocol";
-import type { RpcHandler } from "../daemon/rpc-server.ts";
+import type { Log } from "../log.ts";
 import { headerValue } from "./vocabulary.ts";
+
+/**
+ * Serves one RPC request: `route` is `/rpc/<method>` or `/exec`. The daemon's Unix socket serves
+ * both; this TCP route only `/rpc/<method>`, once it has checked the key.
+ */
+export type RpcHandler = (
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  route: string,
+) => void;
 
 export interface GatewayRpc {
   /** sha256 of the key; the key itself is not kept. */
@@ -64,7 +74,7 @@ export function serveGatewayRpc(
   request: http.IncomingMessage,
   response: http.ServerResponse,
   rpc: GatewayRpc | undefined,
-  log: (event: Record<string, unknown>) => void,
+  log: Log,
 ): boolean {
   const url = request.url ?? "";
   if (!rpc || !url.startsWith(SUPERVISOR_RPC_PATH)) return false;

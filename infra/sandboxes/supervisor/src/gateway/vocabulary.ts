@@ -1,8 +1,10 @@
 /**
  * The screen gateway's vocabulary: where it listens, what a slot and a connection are. Tickets,
  * refusals and the key and revocation files are the gateway core's
- * (`@rakazo/protocol/gateway-core`). The listener itself is ./screen-gateway.ts.
+ * (`@rakazo/protocol/gateway-core`). The listener itself is computer-gateway.ts.
  */
+
+import type { Log } from "../log.ts";
 import type { TerminalServerOptions } from "../terminal/terminal-server.ts";
 
 export {
@@ -66,7 +68,7 @@ export interface ComputerGatewayOptions {
   /** Directory for `gateway.key` and `gateway-revocations.json`. */
   readonly stateDir: string;
   readonly slotAt: (index: number) => GatewaySlot | undefined;
-  readonly log?: (event: Record<string, unknown>) => void;
+  readonly log?: Log;
   readonly now?: () => number;
   /** PTY server settings (tests: the uid and shell). */
   readonly terminal?: Omit<TerminalServerOptions, "runDir" | "log">;

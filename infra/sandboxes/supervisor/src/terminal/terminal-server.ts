@@ -26,6 +26,7 @@ import {
   TerminalFrameError,
 } from "@rakazo/protocol/terminal";
 import { ClientFrameParser, closeFrame, frameHeader, OPCODE } from "../gateway/ws-frame.ts";
+import { type Log, silentLog } from "../log.ts";
 import { PTY_HELPER_SOURCE } from "./pty-helper.ts";
 
 /** Where nss_wrapper may be installed (Debian's libnss-wrapper). */
@@ -49,7 +50,7 @@ export interface TerminalBotConfig {
 
 export interface TerminalServerOptions {
   readonly runDir: string;
-  readonly log?: (event: Record<string, unknown>) => void;
+  readonly log?: Log;
   /** The uid shells run as; the supervisor's own (tests only). */
   readonly uid?: number;
   readonly gid?: number;
@@ -71,13 +72,13 @@ export interface TerminalSession extends TerminalSessionInfo {
 
 export class TerminalServer {
   readonly #options: TerminalServerOptions;
-  readonly #log: (event: Record<string, unknown>) => void;
+  readonly #log: Log;
   readonly #bots = new Map<string, TerminalBotConfig>();
   readonly #sessions = new Set<TerminalSession>();
 
   constructor(options: TerminalServerOptions) {
     this.#options = options;
-    this.#log = options.log ?? (() => {});
+    this.#log = options.log ?? silentLog;
   }
 
   get dir(): string {
