@@ -1,5 +1,5 @@
 /**
- * The supervisor as an artifact (issue 13, CMP-8): one bundled file that imports Node builtins
+ * The supervisor as an artifact (CMP-8): one bundled file that imports Node builtins
  * only, is exactly what the image build stages, holds no test, bench or testing code, and runs
  * as both daemon and command path.
  */

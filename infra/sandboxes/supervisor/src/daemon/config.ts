@@ -4,11 +4,11 @@
  * RAKAZO_WORKSPACE, `--screen-limit` / SANDBOX_TEAM_SCREEN_LIMIT, `--display-base`,
  * `--debug-port-base`, `--log-dir`, `--gateway-listen` / RAKAZO_GATEWAY_LISTEN (`unix:<path>` or
  * `tcp:<host>:<port>`; default `unix:<runDir>/gateway.sock`, `off` disables the screen gateway).
- * Admission (issue 12): `--cgroup-root` / RAKAZO_CGROUP_ROOT (default /sys/fs/cgroup, `off` = cap
+ * Admission: `--cgroup-root` / RAKAZO_CGROUP_ROOT (default /sys/fs/cgroup, `off` = cap
  * only), RAKAZO_DESKTOP_MEMORY_MIB / RAKAZO_DESKTOP_PIDS (charged per new desktop),
  * RAKAZO_DESKTOP_FLOOR_MEMORY_MIB / RAKAZO_DESKTOP_FLOOR_PIDS (always kept free),
  * RAKAZO_DESKTOP_CPU_PRESSURE_MAX (cpu.pressure some avg10 %, 0 = ignore).
- * Network (issue 16): RAKAZO_BROWSER_PROXY (every bot's Chromium `--proxy-server`),
+ * Network: RAKAZO_BROWSER_PROXY (every bot's Chromium `--proxy-server`),
  * RAKAZO_EGRESS_LISTEN + RAKAZO_EGRESS_SOCKET (the loopback relay to the egress proxy).
  */
 import os from "node:os";

@@ -110,7 +110,7 @@ describe.skipIf(missing.length > 0)(
         { type: "wait", ms: 800 },
       ]);
       expect(opened).toEqual({ completed: 4, total: 4 });
-      // The page settles at its own pace on a loaded host (issue 11: 800 ms was not enough with
+      // The page settles at its own pace on a loaded host (a fixed 800 ms was not enough with
       // CI's parallel suites): observe until two frames in a row hash equal.
       let before = await docker.observe("alice");
       for (const settleBy = Date.now() + 20_000; ; ) {

@@ -1,4 +1,4 @@
-/** Admission as pure decisions over a slot snapshot and a cgroup sample (CMP-5, issue 12). */
+/** Admission as pure decisions over a slot snapshot and a cgroup sample (CMP-5). */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";

@@ -1,9 +1,9 @@
 /**
- * Desktop admission as pure decisions (CMP-5, issue 12): a new desktop starts only when the
+ * Desktop admission as pure decisions (CMP-5): a new desktop starts only when the
  * computer's own cgroup has headroom for what a desktop costs plus a floor kept for the desktops
  * already running, exec and files. Otherwise the oldest idle uncontrolled desktop is torn down to
  * make room, and when none can be, the request is refused at once with a reason. No processes or
- * files here: `cgroup.ts` samples, `supervisor.ts` applies the plan.
+ * files here: `cgroup.ts` samples, `desktop-slots.ts` applies the plan.
  */
 import { activeCount, evictionOrder, planAllocation, type SlotView } from "./slot-table.ts";
 
@@ -37,7 +37,7 @@ export interface AdmissionPolicy {
 
 export const MIB = 1024 ** 2;
 
-/** Defaults: about 190 MiB and ~40 processes/threads' pids per desktop were measured (issue 12). */
+/** Defaults: about 190 MiB and ~40 processes/threads' pids per desktop were measured on the computer image. */
 export const DEFAULT_ADMISSION_POLICY: AdmissionPolicy = {
   desktop: { memoryBytes: 200 * MIB, pids: 160 },
   floor: { memoryBytes: 160 * MIB, pids: 128 },

@@ -1,5 +1,5 @@
 /**
- * Samples the computer's own cgroup for admission (issue 12): cgroup v2 (`memory.current`,
+ * Samples the computer's own cgroup for admission: cgroup v2 (`memory.current`,
  * `memory.max`, `pids.*`, `cpu.pressure`) at the root of the container's cgroup namespace, with a
  * cgroup v1 fallback (`memory/`, `pids/` controllers) for engines that still run v1.
  * A missing file means "no bound" for that resource; a sample is never an error.

@@ -145,7 +145,7 @@ describe("DesktopSlots", () => {
     await Promise.all([sup.observe("a"), sup.observe("a"), sup.act("a", [])]);
     expect(state.started).toHaveLength(1);
   });
-  it("admits by the cgroup: evicts an idle uncontrolled desktop, never a controlled one, then refuses with the reason (issue 12)", async () => {
+  it("admits by the cgroup: evicts an idle uncontrolled desktop, never a controlled one, then refuses with the reason", async () => {
     const memory = memoryLauncher();
     let clock = 0;
     // A computer with room for two desktops: each live stack costs 200 MiB of a 700 MiB cgroup.

@@ -1,6 +1,6 @@
 /**
  * Spawns and stops one desktop stack (Xvfb + Chromium + x11vnc) from a `StackPlan`. Thin on
- * purpose: what to run is decided in `stack-argv.ts`, when in `supervisor.ts`.
+ * purpose: what to run is decided in `stack-argv.ts`, when in `desktop-slots.ts`.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import {
@@ -61,7 +61,7 @@ export interface ProcessLauncherOptions {
   /** Where process output goes; ignored when unset. */
   readonly logDir?: string;
   readonly chromiumStopTimeoutMs?: number;
-  /** Chromium's `--proxy-server` under egress/allowlist (issue 16). */
+  /** Chromium's `--proxy-server` under egress/allowlist. */
   readonly browserProxy?: string;
   /**
    * Chromium's `XDG_CONFIG_HOME`, holding GTK settings with the text caret's blinking off: a

@@ -1,5 +1,5 @@
 /**
- * One `DesktopAction` / `PageAction` (issue 13, TOOL-1, BRW-1): the API's `computer/act` input,
+ * One `DesktopAction` / `PageAction` (TOOL-1, BRW-1): the API's `computer/act` input,
  * the agent's `computer_act` / `browser_act` tools (Pi's validator and the advertised plain
  * JSON Schema) and the supervisor (`actionSteps`, and `page.act` through the method table)
  * accept and refuse exactly what @rakazo/protocol's schema does. Samples sit on the schema's
@@ -104,7 +104,7 @@ function piAccepts(tool: "computer_act" | "browser_act", args: Record<string, un
   );
 }
 
-describe("one DesktopAction schema, three consumers (issue 13)", () => {
+describe("one DesktopAction schema, three consumers", () => {
   const advertised = Compile(toolJsonSchemas().computer_act as never);
 
   it.each(DESKTOP_SAMPLES.map(([action, valid]) => [JSON.stringify(action), action, valid] as const))(
@@ -127,7 +127,7 @@ describe("one DesktopAction schema, three consumers (issue 13)", () => {
   );
 });
 
-describe("one PageAction schema, agent tool and supervisor (issue 13)", () => {
+describe("one PageAction schema, agent tool and supervisor", () => {
   const advertised = Compile(toolJsonSchemas().browser_act as never);
   const supervisorParams = SUPERVISOR_METHODS["page.act"].params;
 

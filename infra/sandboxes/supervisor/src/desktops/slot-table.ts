@@ -1,6 +1,6 @@
 /**
  * Slot allocation as pure decisions over a snapshot of the slot table (CMP-4, CMP-5, SCR-3).
- * No processes here; `supervisor.ts` applies the decisions.
+ * No processes here; `desktop-slots.ts` applies the decisions.
  *
  * A slot is an index (display = base + index). Its generation counts occupants: it increments
  * every time the slot is handed to a bot, so (index, generation) names one desktop forever.

@@ -107,7 +107,7 @@ describe("stack argv", () => {
   });
 });
 
-describe("chromiumArgv under a network policy (issue 16)", () => {
+describe("chromiumArgv under a network policy", () => {
   const plan = planStack(layout, { index: 0, generation: 1 }, "/p");
   it("points every bot's Chromium at the egress relay when a proxy is given", () => {
     expect(chromiumArgv(plan, { freshProfile: true, proxyServer: "http://127.0.0.1:3128" })).toContain(

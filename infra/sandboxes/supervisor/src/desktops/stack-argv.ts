@@ -74,7 +74,7 @@ export function xvfbArgv(plan: StackPlan): string[] {
 
 /**
  * `freshProfile`: a new profile opens about:blank; an existing one restores its last session
- * instead (CMP-6), so no URL is passed. `proxyServer` (issue 16, egress/allowlist): every request
+ * instead (CMP-6), so no URL is passed. `proxyServer` (egress/allowlist): every request
  * but loopback goes to the in-computer relay to the egress proxy, and names are resolved there,
  * never by Chromium; `none` passes none, and the computer has no network to use.
  */

@@ -2,7 +2,7 @@
  * The client → desktop half of a gateway connection: websocket frames in, RFB bytes out, with
  * view-only policy (`RfbViewFilter`) applied in between. Everything a viewer sends is hostile
  * input to the process that serves every desktop of the computer, so this half must stay cheap
- * whatever arrives (issue 10 finding 2):
+ * whatever arrives:
  * - Frames and RFB messages are parsed as streams: nothing is re-assembled or re-copied, and a
  *   dropped message's bytes are only counted off.
  * - Work per event-loop turn is bounded: a read is handled `SLICE_BYTES` at a time, and the

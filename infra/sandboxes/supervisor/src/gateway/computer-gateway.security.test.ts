@@ -286,7 +286,7 @@ describe("ComputerGateway tickets", () => {
   });
 });
 
-describe("ComputerGateway control expiry (TKO-1, issue 10 finding 3)", () => {
+describe("ComputerGateway control expiry (TKO-1)", () => {
   it("closes a control connection when its capability expires; a view connection stays", async () => {
     const expiresAt = Date.now() + 1200;
     const control = await connect(ticket(claims({ expiresAt })));

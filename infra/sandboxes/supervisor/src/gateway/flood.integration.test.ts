@@ -1,5 +1,5 @@
 /**
- * A view-only viewer cannot stall the supervisor (issue 10 finding 2, SCR-2): the real daemon
+ * A view-only viewer cannot stall the supervisor (SCR-2): the real daemon
  * (Xvfb + Chromium + x11vnc + its gateway) is flooded through the gateway by a view client, while
  * the test asks the daemon's `health` over its RPC socket. Asserted, with margin for a shared
  * 2-core host: health p99 < 50 ms, and the daemon's own CPU time (utime + stime from
@@ -28,7 +28,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const CLOCK_TICK_MS = 1000 / Number(spawnSync("getconf", ["CLK_TCK"]).stdout.toString().trim() || 100);
 
 /**
- * Bounds asserted (issue 10 "Done when"): generous against the fixed code, far below the old one
+ * Bounds asserted: generous against a parser that streams, far below one that re-assembles
  * (seconds of CPU, a 2.3 s stall). The health bound is 50 ms on top of the p99 the same loop
  * measures without a flood just before, in the same run: on a shared 2-core host that runs other
  * suites, scheduling alone can exceed 50 ms, and that is not the supervisor's doing.

@@ -1,5 +1,5 @@
 /**
- * The view filter and the frame parser as streams (issue 10 finding 2): input split anywhere,
+ * The view filter and the frame parser as streams: input split anywhere,
  * down to single bytes, gives the same result as one push; a dropped message's payload is never
  * held; nothing pushed earlier is copied again.
  */

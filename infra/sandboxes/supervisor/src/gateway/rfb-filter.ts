@@ -13,8 +13,8 @@
  * header tells a message's length, an allowed message's bytes are forwarded as they arrive and
  * a dropped message's bytes are counted off and discarded. A view client announcing a 16 MiB
  * ClientCutText therefore costs the supervisor nothing but the bytes it actually sends, and no
- * push copies data it saw earlier (issue 10: the old filter re-concatenated its pending buffer on
- * every message, so a cut-text flood stalled the supervisor for seconds).
+ * push copies data it saw earlier (a filter that re-concatenated its pending buffer on every
+ * message would let a cut-text flood stall the supervisor for seconds).
  */
 
 const RFB_CLIENT = {

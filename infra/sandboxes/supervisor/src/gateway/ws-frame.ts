@@ -86,8 +86,8 @@ const MAX_CLIENT_HEADER = 14;
  * Streams client frames: holds at most one header (14 bytes) and one control frame (125 bytes)
  * between pushes. Data payloads are unmasked in place (a pushed chunk is the parser's to change;
  * pieces are views of it) and handed on as they arrive, so a large frame
- * sent in many small segments is never re-assembled or re-copied (issue 10: re-concatenating the
- * pending bytes on every push made a slow 16 MiB frame cost quadratic time).
+ * sent in many small segments is never re-assembled or re-copied (re-concatenating the pending
+ * bytes on every push would make a slow 16 MiB frame cost quadratic time).
  */
 export class ClientFrameParser {
   readonly #header = Buffer.alloc(MAX_CLIENT_HEADER);

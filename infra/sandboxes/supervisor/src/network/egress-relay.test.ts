@@ -1,4 +1,4 @@
-/** Issue 16: the in-computer relay carries loopback connections to the egress proxy's socket. */
+/** The in-computer relay carries loopback connections to the egress proxy's socket. */
 import { mkdtempSync, rmSync } from "node:fs";
 import { type AddressInfo, connect, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";

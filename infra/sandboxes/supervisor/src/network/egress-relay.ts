@@ -1,5 +1,5 @@
 /**
- * The computer's one way out under `egress` / `allowlist` (issue 16): the computer has no
+ * The computer's one way out under `egress` / `allowlist`: the computer has no
  * network interface, so browsers and tools talk to a proxy on loopback (RAKAZO_EGRESS_LISTEN,
  * 127.0.0.1:3128) and this relay carries each connection, byte for byte, to the egress proxy's
  * Unix socket (RAKAZO_EGRESS_SOCKET, mounted read-only from the host). Policy is decided by

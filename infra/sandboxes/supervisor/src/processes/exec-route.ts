@@ -1,5 +1,5 @@
 /**
- * `POST /exec`: one foreground command (the Docker provider's `exec`, issue 19), answered as
+ * `POST /exec`: one foreground command (the Docker provider's `exec`), answered as
  * NDJSON (`ExecFrame` of @rakazo/protocol): output frames as they arrive (base64, so the host
  * decodes bytes exactly as `docker exec` hands them over), then one `exit` or `error` frame.
  *

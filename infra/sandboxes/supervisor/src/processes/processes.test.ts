@@ -1,5 +1,5 @@
 /**
- * The process manager (issue 19): the bounded output log's offsets and drop count, UTF-8 cuts,
+ * The process manager: the bounded output log's offsets and drop count, UTF-8 cuts,
  * the cap on running processes, owner scoping and group kill, on real host processes.
  */
 import { readFileSync } from "node:fs";

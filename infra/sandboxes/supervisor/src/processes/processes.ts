@@ -1,5 +1,5 @@
 /**
- * The supervisor's process manager (issue 19): commands started in the computer, each in its own
+ * The supervisor's process manager: commands started in the computer, each in its own
  * process group, through the launcher of @rakazo/protocol (`execLauncherArgv`).
  *
  * - Background processes (`process.start/read/kill`): output of both streams goes into one

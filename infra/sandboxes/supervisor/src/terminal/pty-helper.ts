@@ -7,7 +7,7 @@
  *   exit status = the shell's (128 + signal when it was killed).
  * Closing stdin or SIGTERM hangs the shell up (SIGHUP to its process group, which pty.fork made
  * a new session led by the shell). Why not node-pty: see
- * docs/decisions.md ("Browser terminal", issue 17).
+ * docs/decisions.md ("Browser terminal").
  */
 export const PTY_HELPER_SOURCE = `
 import fcntl, os, pty, select, signal, struct, sys, termios, time
