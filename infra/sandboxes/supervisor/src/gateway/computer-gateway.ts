@@ -57,7 +57,7 @@ import {
 } from "./vocabulary.ts";
 import {
   acceptValue,
-  closeFrame,
+  closeWebSocket,
   frameHeader,
   MAX_FRAME_HEADER,
   OPCODE,
@@ -435,11 +435,7 @@ export class ComputerGateway {
     connection.closed = true;
     clearTimeout(connection.expiry);
     this.#connections.delete(connection);
-    if (!connection.client.destroyed && !connection.client.writableEnded) {
-      connection.client.end(closeFrame(code, reason));
-      // Do not wait on a client that never reads.
-      setTimeout(() => connection.client.destroy(), 1000).unref();
-    }
+    closeWebSocket(connection.client, code, reason);
     connection.upstream.destroy();
     this.#log({
       event: "gateway.connection.closed",

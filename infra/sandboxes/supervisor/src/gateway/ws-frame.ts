@@ -5,6 +5,7 @@
  * are handed on as they arrive.
  */
 import { createHash } from "node:crypto";
+import type { Duplex } from "node:stream";
 
 const GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 export const OPCODE = { continuation: 0, text: 1, binary: 2, close: 8, ping: 9, pong: 10 } as const;
@@ -57,11 +58,22 @@ export function frameHeader(opcode: number, length: number): Buffer {
   return header;
 }
 
-export function closeFrame(code: number, reason = ""): Buffer {
+function closeFrame(code: number, reason = ""): Buffer {
   const body = Buffer.alloc(2 + Buffer.byteLength(reason));
   body.writeUInt16BE(code, 0);
   body.write(reason, 2);
   return Buffer.concat([frameHeader(OPCODE.close, body.length), body]);
+}
+
+/**
+ * Ends a websocket from the server side: a close frame with `code` and `reason` as the last
+ * write, then the socket is destroyed a second later whether or not the client answered (a
+ * client that never reads must not hold it). Nothing happens to a socket already ended.
+ */
+export function closeWebSocket(client: Duplex, code: number, reason: string): void {
+  if (client.destroyed || client.writableEnded) return;
+  client.end(closeFrame(code, reason));
+  setTimeout(() => client.destroy(), 1000).unref();
 }
 
 interface ClientFrame {

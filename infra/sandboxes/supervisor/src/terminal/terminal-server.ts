@@ -25,7 +25,7 @@ import {
   type TerminalErrorCode,
   TerminalFrameError,
 } from "@rakazo/protocol/terminal";
-import { ClientFrameParser, closeFrame, frameHeader, OPCODE } from "../gateway/ws-frame.ts";
+import { ClientFrameParser, closeWebSocket, frameHeader, OPCODE } from "../gateway/ws-frame.ts";
 import { type Log, silentLog } from "../log.ts";
 import { PTY_HELPER_SOURCE } from "./pty-helper.ts";
 
@@ -156,10 +156,7 @@ export class TerminalServer {
           }, 600).unref();
         }
         rmSync(dir, { recursive: true, force: true });
-        if (!client.destroyed) {
-          client.end(closeFrame(code, reason));
-          setTimeout(() => client.destroy(), 1000).unref();
-        }
+        closeWebSocket(client, code, reason);
         this.#log({ event: "terminal.session.closed", sessionId, code });
         onEnd(code, reason);
       },
