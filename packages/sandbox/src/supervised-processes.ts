@@ -1,6 +1,6 @@
 /**
  * Background commands over the in-computer supervisor's process manager
- * (infra/sandboxes/supervisor/src/processes.ts): the same for every provider whose computer runs
+ * (infra/sandboxes/supervisor/src/processes/processes.ts): the same for every provider whose computer runs
  * the supervisor.
  */
 import type { SandboxProcesses } from "./provider.ts";

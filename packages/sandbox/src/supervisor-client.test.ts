@@ -1,7 +1,7 @@
 /**
  * Transports and the desktop decoder against a stand-in supervisor: a real HTTP server on a Unix
  * socket (canned answers) and an exec function. The real daemon is exercised by
- * infra/sandboxes/supervisor/src/supervisor.integration.test.ts.
+ * infra/sandboxes/supervisor/src/daemon/daemon.integration.test.ts.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";

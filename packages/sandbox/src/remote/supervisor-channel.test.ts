@@ -1,6 +1,6 @@
 /**
  * The persistent supervisor channel of remote computers (CMP-8), against a stand-in for the
- * gateway's RPC route (the route itself: infra/sandboxes/supervisor/src/gateway-rpc.test.ts):
+ * gateway's RPC route (the route itself: infra/sandboxes/supervisor/src/gateway/rpc.test.ts):
  * when it opens, what it sends, and what happens to a call when it fails.
  */
 import { randomBytes } from "node:crypto";

@@ -1,6 +1,6 @@
 /**
  * The host's persistent channel to a remote computer's supervisor (CMP-8): the daemon's RPC on
- * its gateway's hosted TCP port (infra/sandboxes/supervisor/src/gateway-rpc.ts), over kept-alive
+ * its gateway's hosted TCP port (infra/sandboxes/supervisor/src/gateway/rpc.ts), over kept-alive
  * HTTP connections, with the command path (`node supervisor.mjs <method>` through the provider's
  * exec) as the way in and the fallback. A warm call then costs an HTTP round trip through the
  * provider's port hosting instead of a process start in the machine.
