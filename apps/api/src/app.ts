@@ -11,6 +11,7 @@ import {
   notJsonRefusal,
 } from "@rakazo/http-edge";
 import type { Logger } from "@rakazo/log";
+import { createMetrics, type Metrics, mountOperatorRoutes } from "@rakazo/metrics";
 import {
   type ActivityFeed,
   AppError,
@@ -58,6 +59,10 @@ export interface ApiOptions {
    * this token alone. Only its SHA-256 is kept; unset, those RPCs answer UNKNOWN_RPC.
    */
   readonly externalToken?: string | undefined;
+  /** Where RPC timings go and `/metrics` reads; one of its own when not given. */
+  readonly metrics?: Metrics;
+  /** `RAKAZO_METRICS_TOKEN`: `/metrics` for a scraper that is not on this machine. */
+  readonly metricsToken?: string | undefined;
 }
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -67,6 +72,9 @@ const UPLOAD_BODY_BYTES = Math.ceil(MAX_ATTACHMENT_BYTES / 3) * 4 + 64 * 1024;
 const PRE_AUTH_BODY_BYTES = 16 * 1024;
 const UPLOAD_PATH = "/rpc/computer/files/upload";
 const BOOTSTRAP_CALLER: Caller = { userId: "", tokenId: "" };
+
+/** The error code a failed request answered, set by `onError`, read by the RPC timing. */
+const answeredCodes = new WeakMap<Request, string>();
 
 function bearer(header: string | undefined): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
@@ -87,6 +95,7 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
   const outputValidation = options.outputValidation ?? "strict";
   // Only the hash of the external token lives on (EXT-1); each call is hashed and compared.
   const externalTokenHash = externalToken ? sha256(externalToken) : undefined;
+  const metrics = options.metrics ?? createMetrics({ db: ctx.db, service: "api" });
   const app = new Hono();
 
   // Each body's cap, from the path alone: authentication runs before any body is read, and a
@@ -130,9 +139,20 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
   app.use("*", allowHosts(allowedHosts));
   app.use("*", limitBody(bodyLimitFor, { tooLarge }));
 
+  // Every RPC past the edge checks, timed by name and answer. A name the API does not serve is
+  // counted as `unknown`: a label per invented path would grow the registry without bound.
+  app.use("/rpc/*", async (c, next) => {
+    const started = performance.now();
+    await next();
+    const name = c.req.path.slice("/rpc/".length);
+    const code = answeredCodes.get(c.req.raw) ?? (c.res.status < 400 ? "OK" : `HTTP_${c.res.status}`);
+    metrics.observeRpc(rpcs.has(name) ? name : "unknown", code, (performance.now() - started) / 1000);
+  });
+
   app.onError((error, c) => {
     if (isBodyTooLarge(error)) return tooLarge(c);
     if (isAppError(error)) {
+      answeredCodes.set(c.req.raw, error.code);
       return c.json(
         {
           error: {
@@ -145,10 +165,12 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
       );
     }
     if (isDatabaseUnavailable(error)) {
+      answeredCodes.set(c.req.raw, "DATABASE_UNAVAILABLE");
       log.warn("http.database_unavailable", { path: c.req.path, error });
       const message = "the database is unavailable; retry shortly";
       return c.json({ error: { code: "DATABASE_UNAVAILABLE", message } }, 503);
     }
+    answeredCodes.set(c.req.raw, "INTERNAL");
     log.error("http.unhandled_error", { path: c.req.path, error });
     return c.json({ error: { code: "INTERNAL", message: "internal error" } }, 500);
   });
@@ -161,6 +183,8 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
     await pingDatabase(ctx.db);
     return c.json({ status: "ok", provider: ctx.provider.kind });
   });
+  // Readiness (database and migrations) apart from liveness, and the operators' metrics.
+  mountOperatorRoutes(app, { db: ctx.db, metrics, token: options.metricsToken });
 
   // Built on first request: it only changes with the code.
   let openApi: unknown;

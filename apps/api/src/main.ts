@@ -46,6 +46,7 @@ const app = createApiApp({
   activityFeed,
   screenServiceToken: env.SCREEN_SERVICE_TOKEN,
   externalToken: env.EXTERNAL_COMPUTER_TOKEN,
+  metricsToken: env.RAKAZO_METRICS_TOKEN,
   // Results are checked against their output schema in tests (strict); here a mismatch is
   // logged, not turned into a 500 after the verb has already acted (docs/decisions.md).
   outputValidation: "log",

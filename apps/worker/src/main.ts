@@ -3,6 +3,7 @@ import { writeFile } from "node:fs/promises";
 import { parseWorkerEnv } from "@rakazo/config";
 import { createLogger } from "@rakazo/log";
 import { createRuntime, runtimeConfigFromEnv } from "@rakazo/runtime";
+import { startOperatorListener } from "./operator-listener.ts";
 import { startWorker } from "./worker.ts";
 
 const env = parseWorkerEnv(process.env);
@@ -41,6 +42,18 @@ const worker = await startWorker({
   },
 });
 
+// The operator's scraper and probes (`/metrics`, `/ready`), only when a port is configured.
+const operatorListener =
+  env.WORKER_METRICS_PORT === undefined
+    ? undefined
+    : await startOperatorListener({
+        db: runtime.ctx.db,
+        log,
+        host: env.WORKER_METRICS_HOST,
+        port: env.WORKER_METRICS_PORT,
+        token: env.RAKAZO_METRICS_TOKEN,
+      });
+
 /** The healthcheck's file: its mtime is the last heartbeat Postgres accepted. */
 function touch(file: string): () => Promise<void> {
   return () => writeFile(file, `${new Date().toISOString()}\n`);
@@ -57,6 +70,7 @@ async function shutdown(signal: string, computers: "stop" | "keep"): Promise<voi
   stopping = true;
   log.info("worker.stopping", { signal, computers });
   await worker.stop({ computers });
+  await operatorListener?.close();
   process.exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM", "stop"));

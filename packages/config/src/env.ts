@@ -114,6 +114,13 @@ const screenServiceShape = { SCREEN_SERVICE_TOKEN: optionalString };
 
 const agentModelShape = { AGENT_MODEL: optionalString };
 
+/** `/metrics` answers this machine, or a scraper with this bearer token (docs/self-hosting.md). */
+const metricsShape = {
+  RAKAZO_METRICS_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 32, {
+    message: "RAKAZO_METRICS_TOKEN must be at least 32 characters",
+  }),
+};
+
 export const apiEnvSchema = z
   .object({
     ...coreShape,
@@ -124,6 +131,7 @@ export const apiEnvSchema = z
     ...screenServiceShape,
     ...agentModelShape,
     ...allowedHostsShape,
+    ...metricsShape,
     BOOTSTRAP_TOKEN: optionalString,
     /**
      * Without BOOTSTRAP_TOKEN, first-run setup from another machine needs this one-time code as
@@ -175,6 +183,10 @@ export const workerEnvSchema = z
     WORKER_SILENCE_SECONDS: z.coerce.number().min(1).default(600),
     /** Touched after each recorded heartbeat: a container healthcheck reads its age. */
     WORKER_HEALTH_FILE: optionalString,
+    ...metricsShape,
+    /** With a port, the worker serves `/metrics` and `/ready` there; unset, it listens nowhere. */
+    WORKER_METRICS_PORT: port.optional(),
+    WORKER_METRICS_HOST: z.string().default("127.0.0.1"),
   })
   .superRefine(requireSelectedProviderKey);
 
