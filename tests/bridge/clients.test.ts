@@ -6,56 +6,28 @@
 // session leaves alpha's computer running. Within one client, a session that adopted a computer
 // another live session holds does not destroy it on close; a restarted bridge lets alpha adopt
 // its own computer again from the scope alone.
-import { createExternalClient } from "@rakazo/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ExternalStack, startExternalStack } from "../support/external.ts";
+import { describe, expect, it } from "vitest";
 import { eventually } from "../support/system.ts";
-import { openMcpSession } from "./mcp-session.ts";
+import { type BridgeClient, useBridgeStack } from "./bridge-stack.ts";
 
-let stack: ExternalStack;
+const bridge = useBridgeStack("bridge-clients");
+const { token, mcpSession } = bridge;
+const stack = () => bridge.stack();
+const live = () => bridge.liveComputers();
 
-beforeAll(async () => {
-  stack = await startExternalStack({ provider: "fake", clients: ["alpha", "beta"] });
-}, 60_000);
-
-afterAll(async () => {
-  if (!stack) return;
-  await stack.destroyAll();
-  await stack.close();
-}, 60_000);
-
-const token = (client: "alpha" | "beta") => stack.clientTokens[client] as string;
-
-async function ok(client: "alpha" | "beta", tool: string, body: unknown) {
-  const res = await stack.bridge(tool, body, token(client));
+async function ok(client: BridgeClient, tool: string, body: unknown) {
+  const res = await stack().bridge(tool, body, token(client));
   expect(res.status, `${client} ${tool}: ${JSON.stringify(res.json)}`).toBe(200);
   return res.json.result;
 }
 
-/** The API's live external computers: id → key and state. */
-async function live(): Promise<Map<string, { key: string; state: string }>> {
-  const api = createExternalClient({ baseUrl: stack.apiUrl, token: stack.externalToken });
-  const listed = await api.call("external/computer/list", {});
-  return new Map(listed.map((c) => [c.computerId, { key: c.key, state: c.state }]));
-}
-
-/** An MCP session as `client`, for `conversation`. */
-const mcpSession = (client: "alpha" | "beta", conversation: string) =>
-  openMcpSession(stack.bridgeUrl(), token(client), conversation, `bridge-clients-${client}`);
-
 /** A tools/list on MCP session `sessionId` with `bearer`, by hand: status and body. */
 async function probeSession(bearer: string, sessionId: string) {
-  const res = await fetch(`${stack.bridgeUrl()}/mcp`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${bearer}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-session-id": sessionId,
-      "mcp-protocol-version": "2025-06-18",
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
-  });
+  const res = await bridge.postMcp(
+    bearer,
+    { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} },
+    sessionId,
+  );
   return { status: res.status, body: await res.text() };
 }
 
@@ -84,7 +56,7 @@ describe("bridge clients: one harness never reaches another's computers", () => 
 
     // Alpha's id with alpha's capability, presented by beta (or by the default client): exactly
     // like a missing computer, for every verb.
-    for (const bearer of [token("beta"), stack.bridgeToken]) {
+    for (const bearer of [token("beta"), stack().bridgeToken]) {
       for (const [tool, body] of [
         ["computer_exec", { ...held, argv: ["cat", "secret.txt"] }],
         ["file", { ...held, op: "read", path: "secret.txt" }],
@@ -92,7 +64,7 @@ describe("bridge clients: one harness never reaches another's computers", () => 
         ["computer_release", { ...held, keep: false }],
         ["computer_destroy", held],
       ] as const) {
-        const res = await stack.bridge(tool, body, bearer);
+        const res = await stack().bridge(tool, body, bearer);
         expect(res.status, tool).toBe(404);
         expect(res.json).toEqual({ error: { code: "NOT_FOUND", message: "computer not found" } });
       }
@@ -182,8 +154,8 @@ describe("bridge clients: one harness never reaches another's computers", () => 
       content: "from before the restart",
     });
 
-    await stack.restartBridge();
-    const stale = await stack.bridge(
+    await stack().restartBridge();
+    const stale = await stack().bridge(
       "computer_exec",
       { computerId: mine.computerId, capability: mine.capability, argv: ["true"] },
       token("alpha"),
@@ -205,7 +177,7 @@ describe("bridge clients: one harness never reaches another's computers", () => 
     expect((await live()).has(mine.computerId)).toBe(false);
     await ok("beta", "computer_destroy", { computerId: theirs.computerId, capability: theirs.capability });
     const left = await eventually(async () => {
-      const found = await stack.leftovers();
+      const found = await stack().leftovers();
       return found.liveComputers.length + found.keys.length === 0 ? found : undefined;
     });
     expect(left).toEqual({ containers: [], liveComputers: [], keys: [] });

@@ -5,54 +5,25 @@
 // another client still opens sessions.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { createExternalClient } from "@rakazo/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ExternalStack, startExternalStack } from "../support/external.ts";
+import { describe, expect, it } from "vitest";
 import { eventually } from "../support/system.ts";
-import { openMcpSession } from "./mcp-session.ts";
+import { useBridgeStack } from "./bridge-stack.ts";
 
 const IDLE_SECONDS = 1;
-let stack: ExternalStack;
+const bridge = useBridgeStack("bridge-sessions", {
+  BRIDGE_MCP_IDLE_SECONDS: String(IDLE_SECONDS),
+  BRIDGE_MCP_MAX_SESSIONS_PER_CLIENT: "2",
+});
+const { token, mcpSession } = bridge;
 
-beforeAll(async () => {
-  stack = await startExternalStack({
-    provider: "fake",
-    clients: ["alpha", "beta"],
-    bridgeEnv: { BRIDGE_MCP_IDLE_SECONDS: String(IDLE_SECONDS), BRIDGE_MCP_MAX_SESSIONS_PER_CLIENT: "2" },
-  });
-}, 60_000);
-
-afterAll(async () => {
-  if (!stack) return;
-  await stack.destroyAll();
-  await stack.close();
-}, 60_000);
-
-const token = (client: "alpha" | "beta") => stack.clientTokens[client] as string;
-
-async function liveIds(): Promise<Set<string>> {
-  const api = createExternalClient({ baseUrl: stack.apiUrl, token: stack.externalToken });
-  return new Set((await api.call("external/computer/list", {})).map((c) => c.computerId));
-}
-
-/** An MCP session as `client`, for `conversation`. */
-const mcpSession = (client: "alpha" | "beta", conversation: string) =>
-  openMcpSession(stack.bridgeUrl(), token(client), conversation, `bridge-sessions-${client}`);
+const liveIds = async () => new Set((await bridge.liveComputers()).keys());
 
 const initialize = (bearer: string) =>
-  fetch(`${stack.bridgeUrl()}/mcp`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${bearer}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 0,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    }),
+  bridge.postMcp(bearer, {
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
   });
 
 describe("MCP sessions over HTTP expire and are capped per client", () => {
@@ -69,16 +40,11 @@ describe("MCP sessions over HTTP expire and are capped per client", () => {
     expect(tookMs).toBeLessThan(IDLE_SECONDS * 1_000 * 5);
     console.log(`idle session ended and its computer destroyed ${tookMs} ms after its last request`);
     // The session is gone: its id answers like an unknown one.
-    const res = await fetch(`${stack.bridgeUrl()}/mcp`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${token("alpha")}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-session-id": session.sessionId,
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
-    });
+    const res = await bridge.postMcp(
+      token("alpha"),
+      { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} },
+      session.sessionId,
+    );
     expect(res.status).toBe(404);
   });
 
@@ -109,7 +75,7 @@ describe("MCP sessions over HTTP expire and are capped per client", () => {
       id: null,
     });
     // The SDK's client sees the refusal as a failed connect.
-    const transport = new StreamableHTTPClientTransport(new URL(`${stack.bridgeUrl()}/mcp`), {
+    const transport = new StreamableHTTPClientTransport(new URL(`${bridge.stack().bridgeUrl()}/mcp`), {
       requestInit: { headers: { authorization: `Bearer ${token("alpha")}` } },
     });
     await expect(new Client({ name: "third", version: "1" }).connect(transport)).rejects.toThrow();
