@@ -1,8 +1,10 @@
 /**
  * `pnpm run check:docs` (part of `pnpm lint`): fails on a comment or doc that points at a `*.md`
- * file the repository does not have, and on a requirement id that docs/requirements.md does not
- * define. Code files are read for their comments only (a path in a string is test data); docs
- * are read whole. Prints `file:line: reason` per finding and exits 1 if there is any.
+ * file the repository does not have, on a requirement id that docs/requirements.md does not
+ * define, and on tracker history (the word issue and a number) in a comment, a test title or a doc: what the code
+ * does belongs in the tree, how it got there in git. Code files are read for their comments
+ * (and test titles) only (a path in a string is test data); docs are read whole. Prints
+ * `file:line: reason` per finding and exits 1 if there is any.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -114,6 +116,24 @@ export function citedIds(text: string, prefixes: ReadonlySet<string>): string[] 
     .map((m) => m[0]);
 }
 
+/**
+ * The titles of a code file's tests and suites (`describe`, `it`, `test`, with modifiers such as
+ * `.each(…)`, `.skipIf(…)`) that start a line: a literal first argument, on the line where it
+ * starts.
+ */
+export function testTitles(source: string): TextLine[] {
+  const call = /^[ \t]*(?:describe|it|test)(?:\.\w+(?:\([^()]*\))?)*\(\s*(["'`])((?:\\.|(?!\1)[^\\])*)\1/gm;
+  return [...source.matchAll(call)].map((m) => ({
+    line: source.slice(0, m.index).split("\n").length,
+    text: m[2] as string,
+  }));
+}
+
+/** Tracker history in a text: `issue`, `issues` or `Issue` then a number (`#` optional). */
+export function issueHistory(text: string): string[] {
+  return [...text.matchAll(/\bissues? #?\d+/gi)].map((m) => m[0]);
+}
+
 /** Every finding for the given files, read through `read` (repository-relative paths). */
 export function check(
   scanned: readonly string[],
@@ -124,7 +144,9 @@ export function check(
   const prefixes = new Set([...defined].map((id) => id.split("-")[0] as string));
   const findings: Finding[] = [];
   for (const file of scanned) {
-    for (const { line, text } of commentary(file, read(file))) {
+    const source = read(file);
+    const titles = /\.(ts|tsx)$/.test(file) ? testTitles(source) : [];
+    for (const { line, text } of [...commentary(file, source), ...titles]) {
       for (const ref of mdReferences(text)) {
         if (!resolves(ref, file, files)) findings.push({ file, line, reason: `no such file: ${ref}` });
       }
@@ -132,6 +154,13 @@ export function check(
         if (!defined.has(id)) {
           findings.push({ file, line, reason: `requirement ${id} is not defined in ${REQUIREMENTS_PAGE}` });
         }
+      }
+      for (const tag of issueHistory(text)) {
+        findings.push({
+          file,
+          line,
+          reason: `tracker history "${tag}": say what the code does (history is in git)`,
+        });
       }
     }
   }

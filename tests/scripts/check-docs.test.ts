@@ -1,13 +1,23 @@
 /**
- * `pnpm run check:docs`: a dangling `*.md` reference in a comment or a doc, or an undefined
- * requirement id, is a finding; a path in a string, a URL and an id-like name are not.
+ * `pnpm run check:docs`: a dangling `*.md` reference in a comment or a doc, an undefined
+ * requirement id, or tracker history (the word issue and a number) in a comment, a test title or
+ * a doc is a finding; a path in a string, a URL and an id-like name are not.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { check, citedIds, jsComments, main, mdReferences, resolves } from "../../scripts/check-docs.ts";
+import {
+  check,
+  citedIds,
+  issueHistory,
+  jsComments,
+  main,
+  mdReferences,
+  resolves,
+  testTitles,
+} from "../../scripts/check-docs.ts";
 
 const FILES = new Set(["README.md", "docs/providers.md", "docs/requirements.md", "apps/api/src/a.ts"]);
 
@@ -44,6 +54,46 @@ describe("check:docs, its parts", () => {
     expect(citedIds("CMP-3, TEST-NET-1, SHA-256, PER-4..7", new Set(["CMP", "PER", "NET"]))).toEqual([
       "CMP-3",
       "PER-4",
+    ]);
+  });
+
+  it("reads test and suite titles, modifiers included, on the line they start", () => {
+    const source = [
+      'describe("a suite", () => {',
+      "  it.skipIf(process.env.CI !== undefined)('a (skipped) case', () => {});",
+      "  test.each([1, 2])(`row %s`, () => {});",
+      "  const label = \"it('not a title')\";",
+      "});",
+    ].join("\n");
+    expect(testTitles(source)).toEqual([
+      { line: 1, text: "a suite" },
+      { line: 2, text: "a (skipped) case" },
+      { line: 3, text: "row %s" },
+    ]);
+  });
+
+  it("finds tracker history in any case, with or without #, not other numbers", () => {
+    expect(issueHistory("(issue 16) Issues 14, 15; see issue #3, an issued 2 tokens, issue-12")).toEqual([
+      "issue 16",
+      "Issues 14",
+      "issue #3",
+    ]);
+  });
+
+  it("reports tracker history in a comment, a test title and a doc, not in other strings", () => {
+    const text: Record<string, string> = {
+      "apps/api/src/a.test.ts": [
+        "// Network policy (issue 16): none by default.",
+        'const reason = "issue 16";',
+        'it("refuses a policy it cannot enforce (issue 16)", () => {});',
+      ].join("\n"),
+      "docs/providers.md": "# Providers\n## Daytona (issue 15)\n",
+    };
+    const reason = (tag: string) => `tracker history "${tag}": say what the code does (history is in git)`;
+    expect(check(["apps/api/src/a.test.ts", "docs/providers.md"], FILES, (f) => text[f] ?? "")).toEqual([
+      { file: "apps/api/src/a.test.ts", line: 1, reason: reason("issue 16") },
+      { file: "apps/api/src/a.test.ts", line: 3, reason: reason("issue 16") },
+      { file: "docs/providers.md", line: 2, reason: reason("issue 15") },
     ]);
   });
 
