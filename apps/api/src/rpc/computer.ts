@@ -9,7 +9,7 @@ import {
   startComputer,
   stopComputer,
 } from "@rakazo/services";
-import { defineRpc } from "./define.ts";
+import { defineRpc, execActivity } from "./define.ts";
 
 export const computerCreate = defineRpc(contracts.computerCreate, createComputer);
 
@@ -26,16 +26,10 @@ export const computerExec = defineRpc(contracts.computerExec, execComputer, {
       ...(input.env !== undefined ? { envNames: Object.keys(input.env) } : {}),
       ...(input.stdin !== undefined ? { stdinChars: input.stdin.length } : {}),
     };
-    const base = { computerId: input.computerId, botId: input.lease?.botId ?? null, command, details };
-    if (!outcome.ok) return { ...base, line: `$ ${command}` };
-    const { exitCode, stdout, stderr, timedOut } = outcome.result;
-    return {
-      ...base,
-      line: `$ ${command} → exit ${exitCode}${timedOut ? " (timed out)" : ""}`,
-      exitCode,
-      output: stdout + (stderr ? `${stdout ? "\n" : ""}${stderr}` : ""),
-      ok: exitCode === 0 && !timedOut,
-    };
+    return execActivity(
+      { computerId: input.computerId, botId: input.lease?.botId ?? null, command, details },
+      outcome,
+    );
   },
 });
 

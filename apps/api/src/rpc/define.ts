@@ -56,3 +56,22 @@ export function withoutCaller<I, O>(
 ): (ctx: ServiceContext, caller: Caller, input: I) => Promise<O> {
   return (ctx, _caller, input) => verb(ctx, input);
 }
+
+/**
+ * The activity of one foreground command (`computer/exec`, `external/computer/exec`): the shell
+ * line, then its exit code, its output and whether it passed (exit 0, not timed out).
+ */
+export function execActivity(
+  base: Omit<RpcActivity, "line" | "command"> & { readonly command: string },
+  outcome: RpcOutcome<{ exitCode: number; stdout: string; stderr: string; timedOut: boolean }>,
+): RpcActivity {
+  if (!outcome.ok) return { ...base, line: `$ ${base.command}` };
+  const { exitCode, stdout, stderr, timedOut } = outcome.result;
+  return {
+    ...base,
+    line: `$ ${base.command} → exit ${exitCode}${timedOut ? " (timed out)" : ""}`,
+    exitCode,
+    output: stdout + (stderr ? `${stdout ? "\n" : ""}${stderr}` : ""),
+    ok: exitCode === 0 && !timedOut,
+  };
+}

@@ -16,7 +16,7 @@ import {
   startExternalProcess,
   writeExternalFile,
 } from "@rakazo/services";
-import { defineRpc, withoutCaller } from "./define.ts";
+import { defineRpc, execActivity, withoutCaller } from "./define.ts";
 
 // The external surface: the caller is the deployment's service account (app.ts).
 
@@ -37,16 +37,7 @@ export const externalComputerState = defineRpc(
 export const externalComputerExec = defineRpc(contracts.externalComputerExec, withoutCaller(externalExec), {
   activity: (input, outcome) => {
     const command = shellLine(input.argv);
-    const base = { computerId: input.computerId, command };
-    if (!outcome.ok) return { ...base, line: `$ ${command}` };
-    const { exitCode, stdout, stderr, timedOut } = outcome.result;
-    return {
-      ...base,
-      line: `$ ${command} → exit ${exitCode}${timedOut ? " (timed out)" : ""}`,
-      exitCode,
-      output: stdout + (stderr ? `${stdout ? "\n" : ""}${stderr}` : ""),
-      ok: exitCode === 0 && !timedOut,
-    };
+    return execActivity({ computerId: input.computerId, command }, outcome);
   },
 });
 
