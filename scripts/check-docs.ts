@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 
 /** Where references are looked for, and in which files. */
-const ROOTS = ["apps", "packages", "infra", "tests", "scripts", "docs", "README.md"];
+const ROOTS = ["apps", "packages", "infra", "tests", "scripts", "bench", "docs", "README.md"];
 const SCANNED = /\.(ts|tsx|md|sh|yml|cjs|jsonc)$/;
 const SKIPPED = /(^|\/)(node_modules|dist|\.git)\//;
 const REQUIREMENTS_PAGE = "docs/requirements.md";
