@@ -80,6 +80,25 @@ import_root() { # <tag> <packages,comma> <customize-hook> <docker import --chang
 
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
 
+# The web app built from a staging copy of the sources with every dependency (Vite is a dev
+# dependency, which the image does not get), out of the local pnpm store; its output goes to
+# <dest>. Fails the image build when the web app does not build or has no index.html.
+build_web() { # <store> <dest>
+  local store="$1" dest="$2" staged="$work/web-build" start=$SECONDS
+  stage_sources "$staged"
+  (cd "$staged" && CI=true pnpm install --frozen-lockfile --prefer-offline --store-dir="$store" \
+    --filter '@rakazo/web...' --reporter=silent) >&2
+  (cd "$staged" && pnpm --filter @rakazo/web build) >&2
+  [ -f "$staged/apps/web/dist/index.html" ] || {
+    echo "build-images: the web app's build has no index.html" >&2
+    return 1
+  }
+  rm -rf "$dest"
+  cp -r "$staged/apps/web/dist" "$dest"
+  rm -rf "$staged"
+  echo "build-images: built the web app in $((SECONDS - start)) s" >&2
+}
+
 # --- rakazo-server ---------------------------------------------------------------------------
 # Two layers: a base (Debian root + Node 24 + entrypoint; mmdebstrap, slow, changes rarely) and
 # the application on top of it (`docker build` FROM that local base: no registry is asked, and a
@@ -108,6 +127,10 @@ stage_sources "$server_src/app"
 bash "$repo/infra/sandboxes/image/build.sh" --stage-supervisor "$server_src/app/infra/sandboxes/supervisor/dist"
 cp "$here/server.Dockerfile" "$server_src/Dockerfile"
 echo "$base_tag" >"$server_src/base"
+# The web app's production build (apps/web/dist) is made from these staged sources when the
+# image is built (build_web), never copied from this tree's dist/: the tag's hash covers the
+# sources and the build step itself (its text), so a change to either makes a new image.
+declare -f build_web >"$server_src/web-recipe"
 server_tag="rakazo-server:$(hash_of "$server_src")"
 
 # --- rakazo-postgres ---------------------------------------------------------------------------
@@ -148,6 +171,7 @@ else
   # Production dependencies only, from the lockfile, out of the local pnpm store (the npm
   # registry only for what the store lacks).
   store="$(cd "$repo" && pnpm store path)"
+  build_web "$store" "$server_src/app/apps/web/dist"
   (cd "$server_src/app" && CI=true pnpm install --prod --frozen-lockfile --prefer-offline \
     --store-dir="$store" --config.package-import-method=copy --reporter=silent) >&2
   DOCKER_BUILDKIT=0 docker build --quiet --build-arg "BASE=$base_tag" --label "rakazo.image=server" \
