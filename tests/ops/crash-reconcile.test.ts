@@ -65,6 +65,37 @@ async function callCrashingApi(
   expect(await exited).toBe("SIGKILL");
 }
 
+/**
+ * An agent run hosted by a child worker (the only worker then): it provisions the computer, and
+ * its heartbeat has shortened the run's lease from 120 s to 1.5 s when this returns.
+ */
+async function runHostedByChildWorker(tenant: Awaited<ReturnType<TestSystem["newTenant"]>>) {
+  const worker = await startTestWorker({
+    DATABASE_URL: system.database.url,
+    TEST_DATA_DIR: system.dataDir,
+    TEST_AGENT: "stuck",
+  });
+  children.push(worker);
+  const computerId = await runningComputer(system, tenant);
+  const started = await system.rpc(
+    "agent/run",
+    { computerId, botId: tenant.botId, task: "wait" },
+    tenant.token,
+  );
+  expect(started.status, JSON.stringify(started.json)).toBe(200);
+  const runId = started.json.result.id as string;
+  // The child hosts the run: its heartbeat shortens the lease from 120 s to 1.5 s.
+  await eventually(async () => {
+    const [lease] = await system.ctx.db
+      .select()
+      .from(executionLeases)
+      .where(eq(executionLeases.holderId, runId));
+    const expires = lease?.expiresAt;
+    return expires && expires.getTime() < Date.now() + 10_000 ? true : undefined;
+  }, 30_000);
+  return { worker, computerId, runId };
+}
+
 async function stateOf(computerId: string) {
   const [row] = await system.ctx.db.select().from(computers).where(eq(computers.id, computerId));
   return row?.state;
@@ -114,30 +145,7 @@ describe("the reconciler after an API crash between commit and enqueue (OPS-4)",
 describe("a run whose worker was killed (OPS-4)", () => {
   it("ends failed after its lease lapses, freeing the bot for takeover", async () => {
     const tenant = await system.newTenant("crash-run");
-    // The child worker is the only worker now: it provisions the computer and hosts the run.
-    const worker = await startTestWorker({
-      DATABASE_URL: system.database.url,
-      TEST_DATA_DIR: system.dataDir,
-      TEST_AGENT: "stuck",
-    });
-    children.push(worker);
-    const computerId = await runningComputer(system, tenant);
-    const started = await system.rpc(
-      "agent/run",
-      { computerId, botId: tenant.botId, task: "wait" },
-      tenant.token,
-    );
-    expect(started.status, JSON.stringify(started.json)).toBe(200);
-    const runId = started.json.result.id as string;
-    // The child hosts the run: its heartbeat shortens the lease from 120 s to 1.5 s.
-    await eventually(async () => {
-      const [lease] = await system.ctx.db
-        .select()
-        .from(executionLeases)
-        .where(eq(executionLeases.holderId, runId));
-      const expires = lease?.expiresAt;
-      return expires && expires.getTime() < Date.now() + 10_000 ? true : undefined;
-    }, 30_000);
+    const { worker, computerId, runId } = await runHostedByChildWorker(tenant);
     await killHard(worker);
 
     // Before the reconciler: the bot is "working", a person is told to stop it first.
@@ -205,29 +213,7 @@ describe("an agent run whose job was never sent (OPS-4)", () => {
 describe("a run waiting for a person whose worker was killed (OPS-4, TKO-3)", () => {
   it("ends failed after its lease lapses instead of waiting forever", async () => {
     const tenant = await system.newTenant("crash-waiting-run");
-    const worker = await startTestWorker({
-      DATABASE_URL: system.database.url,
-      TEST_DATA_DIR: system.dataDir,
-      TEST_AGENT: "stuck",
-    });
-    children.push(worker);
-    const computerId = await runningComputer(system, tenant);
-    const started = await system.rpc(
-      "agent/run",
-      { computerId, botId: tenant.botId, task: "wait" },
-      tenant.token,
-    );
-    expect(started.status, JSON.stringify(started.json)).toBe(200);
-    const runId = started.json.result.id as string;
-    // The child hosts the run: its heartbeat shortens the lease from 120 s to 1.5 s.
-    await eventually(async () => {
-      const [lease] = await system.ctx.db
-        .select()
-        .from(executionLeases)
-        .where(eq(executionLeases.holderId, runId));
-      const expires = lease?.expiresAt;
-      return expires && expires.getTime() < Date.now() + 10_000 ? true : undefined;
-    }, 30_000);
+    const { worker, runId } = await runHostedByChildWorker(tenant);
     // As request_takeover leaves it: waiting for a person, its session kept in the worker.
     await system.ctx.db
       .update(runs)
