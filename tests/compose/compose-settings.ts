@@ -54,8 +54,9 @@ interface ComposeFile {
   services: Record<string, { environment?: Record<string, string | number> }>;
 }
 
-export function composeFile(): ComposeFile {
-  return parse(read("docker-compose.yml"), { merge: true }) as ComposeFile;
+/** docker-compose.yml, or one of the files laid over it (docker-compose.s3.yml). */
+export function composeFile(name = "docker-compose.yml"): ComposeFile {
+  return parse(read(name), { merge: true }) as ComposeFile;
 }
 
 /** Whether `value` is the interpolation of `.env`'s own `name`: `${NAME}`, `${NAME:-…}`. */

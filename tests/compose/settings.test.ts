@@ -118,9 +118,11 @@ describe("compose settings against the config schema", () => {
     };
     dropIds(schema);
     const validate = new Ajv2019({ strict: false, allErrors: true, validateFormats: false }).compile(schema);
-    const valid = validate(composeFile());
-    expect(validate.errors ?? [], "docker-compose.yml against compose-spec.json").toEqual([]);
-    expect(valid).toBe(true);
+    for (const name of ["docker-compose.yml", "docker-compose.s3.yml"]) {
+      const valid = validate(composeFile(name));
+      expect(validate.errors ?? [], `${name} against compose-spec.json`).toEqual([]);
+      expect(valid).toBe(true);
+    }
     // And a file with an unknown service key is refused, so the check is live.
     const broken = composeFile();
     (broken.services.api as Record<string, unknown>).environmnet = {};
