@@ -1,6 +1,7 @@
 /**
- * What a checkpoint leaves out (PER-7): only transient cache and lock files inside
- * `.browser-profiles`. Cookies, Local State, Preferences, Sessions, IndexedDB, Local Storage and
+ * What a checkpoint leaves out (PER-7): only transient cache, lock and telemetry files inside
+ * `.browser-profiles` (`BrowserMetrics/*.pma` are Chromium's persisted histograms, ~4 MB more
+ * per browser start, read by nothing a restored browser needs). Cookies, Local State, Preferences, Sessions, IndexedDB, Local Storage and
  * everything outside the profiles are kept.
  */
 const PROFILES_DIR = ".browser-profiles";
@@ -15,6 +16,7 @@ const TRANSIENT_DIRS = new Set([
   "DawnCache",
   "DawnWebGPUCache",
   "DawnGraphiteCache",
+  "BrowserMetrics",
 ]);
 
 export function isTransientBrowserFile(relPath: string, _type: "file" | "directory"): boolean {

@@ -92,7 +92,7 @@ describe("ObjectAgentHomeStore", () => {
     const sandbox = provider.sandbox(second.ref);
     await sandbox.files.importWorkspace(await store.openArchive({ homeKey: "home_1", revision: 1, dataKey }));
     for (const [path, data] of Object.entries(files)) {
-      const transient = /Cache|Singleton/.test(path);
+      const transient = /Cache|Singleton|BrowserMetrics/.test(path);
       if (transient) {
         await expect(sandbox.files.read(path)).rejects.toThrow();
       } else {
@@ -134,7 +134,7 @@ describe("ObjectAgentHomeStore", () => {
     const dir = await store.materialize({ homeKey: "home_w", dataKey, revision: r.state.revision });
     const restored = await readTree(dir);
     for (const [path, data] of Object.entries(files)) {
-      const transient = /Cache|Singleton/.test(path);
+      const transient = /Cache|Singleton|BrowserMetrics/.test(path);
       expect(restored[path], path).toBe(transient ? undefined : Buffer.from(data).toString("base64"));
     }
     // …so the next checkpoint of the (mounted) home is unchanged, not an empty home.

@@ -42,6 +42,7 @@ export function sampleWorkspace(): Record<string, string | Uint8Array> {
     ".browser-profiles/bot_1/Default/Code Cache/js/index": "x",
     ".browser-profiles/bot_1/SingletonLock": "host-1",
     ".browser-profiles/bot_1/GPUCache/data_1": "x",
+    ".browser-profiles/bot_1/BrowserMetrics/BrowserMetrics-6757A1C2-1F.pma": randomBytes(2048),
   };
 }
 
