@@ -1,5 +1,5 @@
 /**
- * The compose `s3` profile's S3-compatible store: s3rver (the same server the homes
+ * The S3-compatible store of docker-compose.s3.yml: s3rver (the same server the homes
  * tests run against) on :9000, its objects in S3_STORE_DIR, one bucket, and ONE key pair — the
  * one the `secrets` init generated (s3/access-key-id, s3/secret-access-key). s3rver's built-in
  * dummy key (S3RVER/S3RVER) is revoked before it listens. It is meant for one machine on the
@@ -27,6 +27,10 @@ const server = new S3rver({
   silent: true,
   directory,
   configureBuckets: [{ name: bucket }],
+  // Clients reach it as `http://s3:9000` (path-style). With virtual-host buckets on, s3rver
+  // takes any Host that is not an IP or localhost for a bucket name: every call named the
+  // bucket "s3" and failed NoSuchBucket, so no checkpoint ever reached the store.
+  vhostBuckets: false,
 });
 const address = await server.run();
 process.stdout.write(`${JSON.stringify({ event: "s3.listening", port: address.port, bucket })}\n`);
