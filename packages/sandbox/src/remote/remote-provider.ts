@@ -6,11 +6,13 @@
  *   a file; the backend never applies an SDK default deadline.
  * - files: the in-machine workspace script (../workspace-script.ts), paths confined with realpath;
  *   archives validated on the host (`extractArchive`, PER-6) before they reach the machine.
- * - desktops, page browser, screens: the supervisor bundle is installed into the machine at
- *   provision (content-addressed, checked by sha256) and driven through its command path; every
- *   bot desktop is a supervisor slot, never the provider's own desktop. Its screen gateway
- *   listens on a TCP port the provider hosts; the web proxy reaches it with the provider's
- *   auth in headers, server-side only (SCR-4).
+ * - desktops, page browser, screens, the browser terminal and background commands: the
+ *   supervisor bundle is installed into the machine at provision (content-addressed, checked by
+ *   sha256) and driven through its persistent channel (./supervisor-channel.ts), the command
+ *   path as the way in and the fallback for calls safe to repeat; every bot desktop is a
+ *   supervisor slot, never the provider's own desktop. Its screen gateway, which also serves
+ *   the terminal route (`/v1/pty`, TRM-4), listens on a TCP port the provider hosts; the web
+ *   proxy reaches it with the provider's auth in headers, server-side only (SCR-4).
  * Handles are cached per ref; a handle whose credentials went stale (`StaleMachineError`, e.g.
  * the machine was resumed by another process) is dropped and opened afresh, once.
  */
@@ -35,7 +37,9 @@ import type {
 } from "../provider.ts";
 import { createSupervisedDesktop } from "../supervised-desktop.ts";
 import { createSupervisedPageBrowser } from "../supervised-page-browser.ts";
+import { createSupervisedProcesses } from "../supervised-processes.ts";
 import { createSupervisedScreens } from "../supervised-screens.ts";
+import { createSupervisedTerminal } from "../supervised-terminal.ts";
 import { commandTransport, type SupervisorTransport } from "../supervisor-client.ts";
 import { persistentToolEnv } from "../tool-env.ts";
 import { workspaceScriptCommand } from "../workspace-script.ts";
@@ -327,7 +331,7 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
   const capabilities: ProviderCapabilities = {
     desktop: true,
     pageBrowser: true,
-    terminal: false,
+    terminal: true,
     billsWhileRunning: true,
     networkModes: ["none"],
     mountsHome: false,
@@ -400,6 +404,10 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
         files: files(ref),
         desktop: createSupervisedDesktop(transport),
         pageBrowser: createSupervisedPageBrowser(transport),
+        // The PTY server beside the screen gateway (TRM-4, TRM-7), reached through `screens.target()`.
+        ...createSupervisedTerminal(transport),
+        // Background commands on the supervisor's process manager, as on Docker.
+        processes: createSupervisedProcesses(transport),
         screens: createSupervisedScreens(transport, async () => {
           const target = await withMachine(ref, (machine) => machine.portUrl(gatewayPort));
           return {

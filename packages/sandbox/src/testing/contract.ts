@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import http from "node:http";
 import { Readable } from "node:stream";
 import { gatewayUrl, TICKET_HEADER } from "@rakazo/protocol";
+import { CLOSE_TERMINAL_STOPPED } from "@rakazo/protocol/terminal";
 import {
   gatewayKeysFor,
   gatewayTicket,
@@ -19,6 +20,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { isSandboxError, type SandboxErrorCode } from "../errors.ts";
 import type { Sandbox, SandboxDesktop, SandboxProvider, ScreenGatewayTarget } from "../provider.ts";
 import { buildArchive, readAll } from "./archive.ts";
+import { type ContractTerminal, openContractTerminal } from "./terminal-client.ts";
 
 export interface ContractOptions {
   readonly name: string;
@@ -59,6 +61,10 @@ export const CONTRACT_TESTS = {
     "desktops: two bots at once keep their own cookies; a released bot's profile keeps them (CMP-2)",
     "screens: view and control tokens of a recycled slot are refused (SCR-2)",
   ],
+  terminal: [
+    "terminal: shells run as the workspace user in the bot's folder, one per session; stopping closes all within 1 s (TRM-4..6)",
+  ],
+  processes: ["background commands: start, stream output, read again from another instance, kill the group"],
 } as const;
 
 /**
@@ -83,6 +89,8 @@ const server = http.createServer((req, res) => {
 });
 server.listen(0, "127.0.0.1", () => fs.writeFileSync(".contract-site/port", String(server.address().port)));
 `;
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /** `GET /v1/screen` with a ticket, as the web proxy asks the gateway; the HTTP status. */
 function gatewayStatus(target: ScreenGatewayTarget, ticket: string): Promise<number> {
@@ -451,6 +459,133 @@ export function runSandboxProviderContract(options: ContractOptions): void {
         expect(await gatewayStatus(target, ticketFor("bot_screen_b", next.slot, policy))).toBe(200);
       }
       await desktop.release("bot_screen_b");
+    });
+
+    test(CONTRACT_TESTS.terminal[0], async () => {
+      const { sandbox, computerId } = await machine();
+      const { desktop, screens } = sandbox;
+      expect(provider.capabilities.terminal, "provider declares the terminal capability").toBe(true);
+      const connect = sandbox.connectTerminal?.bind(sandbox);
+      const stop = sandbox.stopTerminal?.bind(sandbox);
+      expect(connect && stop, "provider wires connectTerminal and stopTerminal (TRM-7)").toBeTruthy();
+      expect(desktop && screens, "provider wires desktops and a screen gateway").toBeTruthy();
+      if (!connect || !stop || !desktop || !screens) return;
+      const botId = "bot_contract_shell";
+      // The bot's folder on a Team Computer (CMP-1), as computer/terminalUrl passes it.
+      const folder = `bots/${botId}`;
+      await sandbox.files.write(`${folder}/.keep`, "");
+      const keyring = parseScreenKeys(generateScreenKeys("k1"));
+      await screens.configure(gatewayKeysFor(keyring, computerId));
+      const { slot } = await desktop.observe(botId);
+      expect(await connect({ botId, slot, cwd: folder })).toEqual({ sessions: 0 });
+      const target = await screens.target();
+      const ticket = gatewayTicket(
+        keyring,
+        mintScreenCapability(keyring, {
+          computerId,
+          botId,
+          slot: slot.index,
+          generation: slot.generation,
+          policy: "terminal",
+          subject: "usr_contract",
+          ttlMs: 10 * 60_000,
+          now: Date.now(),
+        }).claims,
+      );
+      const shells: ContractTerminal[] = [];
+      try {
+        const probe = async (shell: ContractTerminal, tag: string) => {
+          // The typed line echoes back too: only the printed answer has digits after `uid=`.
+          shell.type(`printf '${tag}%s uid=%s pid=%s cwd=%s\\n' -ok "$(id -u)" "$$" "$PWD"\r`);
+          const [, uid, pid, cwd] = await shell.waitFor(
+            new RegExp(`${tag}-ok uid=(\\d+) pid=(\\d+) cwd=(\\S+)`),
+          );
+          return { uid, pid, cwd };
+        };
+        shells.push(await openContractTerminal(target, ticket));
+        const first = await probe(shells[0] as ContractTerminal, "A");
+        // TRM-5: the workspace user, never root: the uid the bot's own commands run as.
+        const execUid = (await sandbox.exec({ argv: ["id", "-u"] })).stdout.trim();
+        expect(first.uid).toBe(execUid);
+        expect(first.uid).not.toBe("0");
+        expect(first.cwd).toMatch(new RegExp(`/${folder}$`));
+        // A second session (another tab) joins the same server with a shell of its own.
+        expect(await connect({ botId, slot, cwd: folder })).toEqual({ sessions: 1 });
+        shells.push(await openContractTerminal(target, ticket));
+        const second = await probe(shells[1] as ContractTerminal, "B");
+        expect(second.uid).toBe(first.uid);
+        expect(second.pid).not.toBe(first.pid);
+        expect(second.cwd).toBe(first.cwd);
+
+        // TRM-6: stopping (release, expiry, teardown) closes every shell within a second.
+        const stopped = Date.now();
+        expect(await stop({ botId })).toEqual({ closed: 2 });
+        const codes = await Promise.race([
+          Promise.all(shells.map((shell) => shell.closed)),
+          sleep(1_000).then(() => undefined),
+        ]);
+        expect(codes, "every shell closed within 1 s of stopTerminal's answer").toEqual([
+          CLOSE_TERMINAL_STOPPED,
+          CLOSE_TERMINAL_STOPPED,
+        ]);
+        expect(Date.now() - stopped).toBeLessThan(30_000);
+        // The server is gone: the same ticket opens no shell until a new connectTerminal.
+        const refused = await openContractTerminal(target, ticket).then(
+          (shell) => {
+            shells.push(shell);
+            return 101;
+          },
+          (error: { status?: number }) => error.status ?? 0,
+        );
+        expect(refused).toBe(410);
+      } finally {
+        for (const shell of shells) shell.close();
+        await desktop.release(botId);
+      }
+    });
+
+    test(CONTRACT_TESTS.processes[0], async () => {
+      const { sandbox, ref } = await machine();
+      const processes = sandbox.processes;
+      expect(processes, "provider wires background commands").toBeDefined();
+      if (!processes) return;
+      const owner = "external:cmp_contract";
+      await sandbox.files.write("jobs/.keep", "");
+      const { handle, pid } = await processes.start({
+        owner,
+        argv: [
+          "sh",
+          "-c",
+          'echo "started in $PWD with $RAKAZO_PROBE"; echo oops >&2; sleep 63 & while true; do echo tick; sleep 0.2; done',
+        ],
+        cwd: "jobs",
+        env: { RAKAZO_PROBE: "probe-42" },
+      });
+      expect(pid).toBeGreaterThan(0);
+      let read = await processes.read({ owner, handle, since: 0, waitMs: 5_000 });
+      const seen = [...read.chunks];
+      while (!seen.some((c) => c.stream === "stderr") || !seen.some((c) => c.data.includes("tick"))) {
+        read = await processes.read({ owner, handle, since: read.next, waitMs: 5_000 });
+        seen.push(...read.chunks);
+      }
+      expect(seen[0]).toMatchObject({ stream: "stdout", offset: 0 });
+      expect(seen.map((c) => c.data).join("")).toMatch(/started in \S*\/jobs with probe-42/);
+      expect(seen.find((c) => c.stream === "stderr")?.data).toContain("oops");
+      expect(read.running).toBe(true);
+      // Another provider instance (an API beside a worker, or restarted) reads on from the offset.
+      const again = (await options.create()).sandbox(ref).processes;
+      const later = await again?.read({ owner, handle, since: read.next, waitMs: 5_000 });
+      expect(later?.chunks[0]?.offset).toBe(read.next);
+      expect(later?.chunks.map((c) => c.data).join("")).toContain("tick");
+      // A handle is found only with the owner that started it.
+      await expectCode(processes.read({ owner: "external:cmp_other", handle }), "PROCESS_NOT_FOUND");
+      await expectCode(processes.kill({ owner: "external:cmp_other", handle }), "PROCESS_NOT_FOUND");
+      expect(await processes.kill({ owner, handle, signal: "SIGKILL" })).toMatchObject({ signalled: true });
+      let done = await processes.read({ owner, handle, since: 0, waitMs: 5_000 });
+      while (done.running) done = await processes.read({ owner, handle, since: done.next, waitMs: 5_000 });
+      expect(done).toMatchObject({ running: false, exitCode: 137, signal: "SIGKILL" });
+      // The whole group went: the backgrounded sleep too.
+      expect((await sandbox.exec({ argv: ["ps", "-eo", "args"] })).stdout).not.toMatch(/sleep 63/);
     });
   });
 }

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runSandboxProviderContract } from "../../testing/contract.ts";
+import { CONTRACT_TESTS, runSandboxProviderContract } from "../../testing/contract.ts";
 import { createFakeProvider } from "./fake-provider.ts";
 
 const roots: string[] = [];
@@ -28,6 +28,11 @@ runSandboxProviderContract({
       test: "screens: view and control tokens of a recycled slot are refused (SCR-2)",
       reason: "the fake has no screen gateway",
     },
+    ...CONTRACT_TESTS.terminal.map((test) => ({
+      test,
+      reason: "the fake's shell is emulated (no uid, no processes); terminal-gateway.test.ts covers it",
+    })),
+    ...CONTRACT_TESTS.processes.map((test) => ({ test, reason: "the fake runs no background commands" })),
   ],
 });
 

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isSandboxError } from "../../errors.ts";
 import type { SandboxProvider } from "../../provider.ts";
 import { createProvider } from "../../registry.ts";
-import { runSandboxProviderContract } from "../../testing/contract.ts";
+import { CONTRACT_TESTS, runSandboxProviderContract } from "../../testing/contract.ts";
 import { requireTools } from "../../testing/tools.ts";
 import { hostSlug } from "./host-layout.ts";
 import { markedProcesses } from "./host-process.ts";
@@ -76,6 +76,16 @@ describe.skipIf(gate.skip)(gate.title, () => {
     name: "host",
     create: async () => newProvider("contract", 1000, 60).provider,
     timeoutMs: 240_000,
+    skip: [
+      ...CONTRACT_TESTS.terminal.map((test) => ({
+        test,
+        reason: "host (desktop) computers never expose a browser shell (TRM-7)",
+      })),
+      ...CONTRACT_TESTS.processes.map((test) => ({
+        test,
+        reason: "host computers run no background commands",
+      })),
+    ],
   });
 
   describe("host specifics", () => {
