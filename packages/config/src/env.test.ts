@@ -99,6 +99,44 @@ describe("provider settings", () => {
   });
 });
 
+describe("desktop admission (CMP-5): RAKAZO_DESKTOP_* reach every supervised provider", () => {
+  const admission = {
+    RAKAZO_DESKTOP_MEMORY_MIB: "320",
+    RAKAZO_DESKTOP_PIDS: "90",
+    RAKAZO_DESKTOP_FLOOR_MEMORY_MIB: "64",
+    RAKAZO_DESKTOP_FLOOR_PIDS: "32",
+    RAKAZO_DESKTOP_CPU_PRESSURE_MAX: "70",
+  };
+  const expected = { memoryMib: 320, pids: 90, floorMemoryMib: 64, floorPids: 32, cpuPressureMax: 70 };
+
+  it.each([
+    ["docker", {}],
+    ["e2b", { E2B_API_KEY: "k" }],
+    ["novita", { NOVITA_API_KEY: "k" }],
+    ["daytona", { DAYTONA_API_KEY: "k" }],
+    ["boat", { BOAT_API_KEY: "k" }],
+  ])("%s carries them; unset ones are left to the supervisor's defaults", (kind, key) => {
+    const env = parseWorkerEnv({ RAKAZO_PROVIDER: kind, ...key, ...admission });
+    expect(providerSettings(env)).toMatchObject({ desktopAdmission: expected });
+    const one = parseApiEnv({ RAKAZO_PROVIDER: kind, ...key, RAKAZO_DESKTOP_PIDS: "0" });
+    expect(providerSettings(one)).toHaveProperty("desktopAdmission", { pids: 0 });
+    expect(providerSettings(parseApiEnv({ RAKAZO_PROVIDER: kind, ...key }))).not.toHaveProperty(
+      "desktopAdmission",
+    );
+  });
+
+  it("bad values are refused, naming the variable", () => {
+    expect(() => parseApiEnv({ RAKAZO_DESKTOP_MEMORY_MIB: "0" })).toThrow(/RAKAZO_DESKTOP_MEMORY_MIB/);
+    expect(() => parseApiEnv({ RAKAZO_DESKTOP_PIDS: "-1" })).toThrow(/RAKAZO_DESKTOP_PIDS/);
+    expect(() => parseWorkerEnv({ RAKAZO_DESKTOP_FLOOR_MEMORY_MIB: "1.5" })).toThrow(
+      /RAKAZO_DESKTOP_FLOOR_MEMORY_MIB/,
+    );
+    expect(() => parseRuntimeEnv({ RAKAZO_DESKTOP_CPU_PRESSURE_MAX: "101" })).toThrow(
+      /RAKAZO_DESKTOP_CPU_PRESSURE_MAX/,
+    );
+  });
+});
+
 describe("cloud providers (RAKAZO_PROVIDER=e2b|novita|daytona|boat)", () => {
   const base = { DATA_DIR: "/srv/rakazo", SANDBOX_TEAM_SCREEN_LIMIT: "2" };
 

@@ -48,6 +48,14 @@ const computerShape = {
   RAKAZO_SPACE_MAX_COMPUTERS: z.coerce.number().int().min(0).optional(),
   RAKAZO_SPACE_MAX_MEMORY_MIB: z.coerce.number().int().min(0).optional(),
   RAKAZO_SPACE_MAX_CPUS: z.coerce.number().min(0).optional(),
+  // Desktop admission inside each computer (CMP-5), handed to its supervisor; unset keeps the
+  // supervisor's default (200 MiB and 160 pids per desktop, 160 MiB and 128 pids kept free, CPU
+  // pressure ignored).
+  RAKAZO_DESKTOP_MEMORY_MIB: z.coerce.number().int().min(1).optional(),
+  RAKAZO_DESKTOP_PIDS: z.coerce.number().int().min(0).optional(),
+  RAKAZO_DESKTOP_FLOOR_MEMORY_MIB: z.coerce.number().int().min(1).optional(),
+  RAKAZO_DESKTOP_FLOOR_PIDS: z.coerce.number().int().min(0).optional(),
+  RAKAZO_DESKTOP_CPU_PRESSURE_MAX: z.coerce.number().int().min(0).max(100).optional(),
   // Network policy of new computers: none (no network at all) | egress | allowlist.
   COMPUTER_NETWORK: z.enum(["none", "egress", "allowlist"]).default("none"),
 };
@@ -66,6 +74,11 @@ export type ProviderBaseEnv = Pick<
   | "RAKAZO_COMPUTER_MEMORY_MIB"
   | "RAKAZO_COMPUTER_CPUS"
   | "RAKAZO_COMPUTER_PIDS"
+  | "RAKAZO_DESKTOP_MEMORY_MIB"
+  | "RAKAZO_DESKTOP_PIDS"
+  | "RAKAZO_DESKTOP_FLOOR_MEMORY_MIB"
+  | "RAKAZO_DESKTOP_FLOOR_PIDS"
+  | "RAKAZO_DESKTOP_CPU_PRESSURE_MAX"
 >;
 
 /** Where workspaces are checkpointed and the key that seals them (PER-3/4/5). */

@@ -40,6 +40,30 @@ function defined<T extends Record<string, unknown>>(options: T): Partial<T> {
   return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
+/**
+ * The supervisor's desktop admission (CMP-5) from `RAKAZO_DESKTOP_*`: only the set ones, so an
+ * unset variable keeps the supervisor's own default.
+ */
+function desktopAdmission(env: ProviderBaseEnv): { desktopAdmission?: DesktopAdmission } {
+  const set = defined({
+    memoryMib: env.RAKAZO_DESKTOP_MEMORY_MIB,
+    pids: env.RAKAZO_DESKTOP_PIDS,
+    floorMemoryMib: env.RAKAZO_DESKTOP_FLOOR_MEMORY_MIB,
+    floorPids: env.RAKAZO_DESKTOP_FLOOR_PIDS,
+    cpuPressureMax: env.RAKAZO_DESKTOP_CPU_PRESSURE_MAX,
+  });
+  return Object.keys(set).length > 0 ? { desktopAdmission: set } : {};
+}
+
+/** Mirrors `@rakazo/sandbox`' DesktopAdmissionSettings (config depends on nothing of ours). */
+interface DesktopAdmission {
+  readonly memoryMib?: number;
+  readonly pids?: number;
+  readonly floorMemoryMib?: number;
+  readonly floorPids?: number;
+  readonly cpuPressureMax?: number;
+}
+
 /** Where the launcher stages the supervisor bundle for the host provider. */
 export function hostSupervisorBundle(env: {
   readonly DATA_DIR: string;
@@ -76,6 +100,7 @@ type RemoteBaseEnv = ProviderBaseEnv & ParsedShape<typeof remoteShape>;
 const remoteCommon = (env: RemoteBaseEnv) => ({
   supervisorBundlePath: remoteSupervisorBundle(env),
   screenLimit: env.SANDBOX_TEAM_SCREEN_LIMIT,
+  ...desktopAdmission(env),
 });
 
 /** E2B and Novita speak one API (the e2b SDK): the same variables, each under its own prefix. */
@@ -158,6 +183,7 @@ export const PROVIDERS = {
       dataDir: env.DATA_DIR,
       socketPath: env.DOCKER_SOCKET,
       screenLimit: env.SANDBOX_TEAM_SCREEN_LIMIT,
+      ...desktopAdmission(env),
       memoryBytes: env.RAKAZO_COMPUTER_MEMORY_MIB * 1024 ** 2,
       nanoCpus: Math.round(env.RAKAZO_COMPUTER_CPUS * 1e9),
       pidsLimit: env.RAKAZO_COMPUTER_PIDS,

@@ -5,6 +5,7 @@
  * parameter is its adapter's options; `ProviderConfig` is derived from them.
  */
 
+import type { DesktopAdmissionSettings } from "./desktop-admission.ts";
 import type { ProviderEventLog, ProviderKind, SandboxProvider } from "./provider.ts";
 import { createFakeProvider, type FakeProviderOptions } from "./providers/fake/fake-provider.ts";
 
@@ -27,6 +28,8 @@ export interface DockerProviderConfig {
   readonly dataDir: string;
   readonly socketPath?: string;
   readonly screenLimit?: number;
+  /** The supervisor's desktop admission (CMP-5); unset fields keep its defaults. */
+  readonly desktopAdmission?: DesktopAdmissionSettings;
   readonly memoryBytes?: number;
   readonly pidsLimit?: number;
   readonly nanoCpus?: number;

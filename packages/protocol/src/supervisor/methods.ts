@@ -38,6 +38,16 @@ export const healthResultSchema = z.object({
   cpuPressure: nullableNumber,
   /** What admission charges per new desktop. */
   desktopEstimate: z.object({ memoryBytes: z.number(), pids: z.number() }),
+  /**
+   * The admission in effect (CMP-5, the deployment's RAKAZO_DESKTOP_* or the defaults): what a
+   * new desktop is charged, what is always kept free, and the cpu pressure (some avg10, %) at
+   * which new desktops are refused (0 = ignored).
+   */
+  admission: z.object({
+    desktop: z.object({ memoryBytes: z.number(), pids: z.number() }),
+    floor: z.object({ memoryBytes: z.number(), pids: z.number() }),
+    cpuPressureMax: z.number(),
+  }),
 });
 
 export const observeResultSchema = z.object({

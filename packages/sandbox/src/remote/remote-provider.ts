@@ -23,6 +23,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { SUPERVISOR_RPC_KEY_FILE } from "@rakazo/protocol";
 import { extractArchive, packDirectory } from "../archive.ts";
+import { type DesktopAdmissionSettings, desktopAdmissionEnv } from "../desktop-admission.ts";
 import { isSandboxError, SandboxError } from "../errors.ts";
 import { fileFailure } from "../file-script-exits.ts";
 import { parseListing } from "../listing.ts";
@@ -57,6 +58,8 @@ export interface RemoteProviderOptions {
   readonly gatewayPort?: number;
   /** SANDBOX_TEAM_SCREEN_LIMIT for the supervisor; 0 = none. */
   readonly screenLimit?: number;
+  /** The supervisor's desktop admission (CMP-5), in its environment; unset fields keep its defaults. */
+  readonly desktopAdmission?: DesktopAdmissionSettings;
   /** Per supervisor call; observe of a new bot starts a desktop. Default 120 s. */
   readonly supervisorTimeoutMs?: number;
   readonly capabilities?: Partial<ProviderCapabilities>;
@@ -73,6 +76,10 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
   const workspace = backend.workspace;
   const gatewayPort = options.gatewayPort ?? 8790;
   const node = options.nodeCommand ?? "node";
+  // The daemon the CLI starts inherits the CLI's environment (`env` sets it in the machine).
+  const admissionEnv = Object.entries(desktopAdmissionEnv(options.desktopAdmission)).map(
+    ([name, value]) => `${name}=${value}`,
+  );
   const machines = new Map<string, Promise<RemoteMachine>>();
   /** One supervisor channel per machine (./supervisor-channel.ts), shared by its handles. */
   const channels = new Map<string, SupervisorTransport>();
@@ -249,6 +256,7 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
         const { path } = await supervisorBundle();
         const [, , method, params] = argv;
         const cli = [
+          ...(admissionEnv.length > 0 ? ["env", ...admissionEnv] : []),
           node,
           path,
           method ?? "health",

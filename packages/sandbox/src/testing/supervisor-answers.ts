@@ -9,4 +9,5 @@ export const HEALTH_RESULT = {
   pids: { current: null, max: null },
   cpuPressure: null,
   desktopEstimate: { memoryBytes: 1, pids: 1 },
+  admission: { desktop: { memoryBytes: 1, pids: 1 }, floor: { memoryBytes: 1, pids: 1 }, cpuPressureMax: 0 },
 } as const;

@@ -94,6 +94,11 @@ export class DesktopSlots {
       pids: { current: sample?.pidsCurrent ?? null, max: sample?.pidsMax ?? null },
       cpuPressure: sample?.cpuPressure ?? null,
       desktopEstimate: { memoryBytes: policy.desktop.memoryBytes, pids: policy.desktop.pids },
+      admission: {
+        desktop: { memoryBytes: policy.desktop.memoryBytes, pids: policy.desktop.pids },
+        floor: { memoryBytes: policy.floor.memoryBytes, pids: policy.floor.pids },
+        cpuPressureMax: policy.cpuPressureMax,
+      },
     };
   }
 

@@ -18,6 +18,7 @@
  * - Commands run synchronously, capped by Boat at 600 s; a longer deadline is cut there.
  */
 import { randomUUID } from "node:crypto";
+import type { DesktopAdmissionSettings } from "../../desktop-admission.ts";
 import { SandboxError } from "../../errors.ts";
 import type { SandboxProvider, SandboxStatus } from "../../provider.ts";
 import { createRemoteProvider } from "../../remote/remote-provider.ts";
@@ -41,6 +42,8 @@ export interface BoatProviderConfig {
   /** Minimum time between TTL refreshes of one machine; default 10 minutes. */
   readonly ttlRefreshMs?: number;
   readonly screenLimit?: number;
+  /** The supervisor's desktop admission (CMP-5); unset fields keep its defaults. */
+  readonly desktopAdmission?: DesktopAdmissionSettings;
   readonly supervisorBundle: () => Promise<Uint8Array>;
   /** Injected for tests (the emulated clock); default `Date.now`. */
   readonly now?: () => number;
@@ -276,5 +279,6 @@ export function createBoatProvider(config: BoatProviderConfig, client?: BoatClie
     backend: createBoatBackend(config, client),
     supervisorBundle: config.supervisorBundle,
     ...(config.screenLimit !== undefined ? { screenLimit: config.screenLimit } : {}),
+    ...(config.desktopAdmission !== undefined ? { desktopAdmission: config.desktopAdmission } : {}),
   });
 }

@@ -26,6 +26,7 @@ import {
   DaytonaNotFoundError,
   type Sandbox as DaytonaSandbox,
 } from "@daytonaio/sdk";
+import type { DesktopAdmissionSettings } from "../../desktop-admission.ts";
 import { SandboxError } from "../../errors.ts";
 import type { SandboxProvider, SandboxStatus } from "../../provider.ts";
 import { createRemoteProvider } from "../../remote/remote-provider.ts";
@@ -47,6 +48,8 @@ export interface DaytonaProviderConfig {
   /** Seconds for create/start/stop/delete waits; default 120. */
   readonly lifecycleTimeoutSeconds?: number;
   readonly screenLimit?: number;
+  /** The supervisor's desktop admission (CMP-5); unset fields keep its defaults. */
+  readonly desktopAdmission?: DesktopAdmissionSettings;
   readonly supervisorBundle: () => Promise<Uint8Array>;
 }
 
@@ -272,5 +275,6 @@ export function createDaytonaProvider(config: DaytonaProviderConfig): SandboxPro
     backend: createDaytonaBackend(config),
     supervisorBundle: config.supervisorBundle,
     ...(config.screenLimit !== undefined ? { screenLimit: config.screenLimit } : {}),
+    ...(config.desktopAdmission !== undefined ? { desktopAdmission: config.desktopAdmission } : {}),
   });
 }

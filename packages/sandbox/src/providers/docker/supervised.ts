@@ -4,6 +4,7 @@
  * on demand through the command path if the daemon is not listening yet.
  */
 import Docker from "dockerode";
+import { desktopAdmissionEnv } from "../../desktop-admission.ts";
 import type { SandboxProvider } from "../../provider.ts";
 import type { DockerProviderConfig, ProviderHooks } from "../../registry.ts";
 import { createSupervisedDesktop } from "../../supervised-desktop.ts";
@@ -46,7 +47,10 @@ export function createSupervisedDockerProvider(
     ...(config.nanoCpus !== undefined ? { nanoCpus: config.nanoCpus } : {}),
     ...(config.egressNetwork !== undefined ? { egressNetwork: config.egressNetwork } : {}),
     ...(config.egressPrivateAllow !== undefined ? { egressPrivateAllow: config.egressPrivateAllow } : {}),
-    environment: { SANDBOX_TEAM_SCREEN_LIMIT: String(config.screenLimit ?? 0) },
+    environment: {
+      SANDBOX_TEAM_SCREEN_LIMIT: String(config.screenLimit ?? 0),
+      ...desktopAdmissionEnv(config.desktopAdmission),
+    },
     desktop: (context) => createSupervisedDesktop(supervisorTransport(context)),
     // The bot's visible Chromium tab through the supervisor's page methods (BRW-1).
     pageBrowser: (context) => createSupervisedPageBrowser(supervisorTransport(context)),

@@ -3,6 +3,7 @@
  * `Sandbox`, the same error classes, the same settings. `e2b.ts` and `novita.ts` only name their
  * SDK's modules and what differs (how an error carries its HTTP status).
  */
+import type { DesktopAdmissionSettings } from "../../desktop-admission.ts";
 import type { ProviderKind, SandboxProvider } from "../../provider.ts";
 import { createRemoteProvider } from "../../remote/remote-provider.ts";
 import { createFamilyBackend, type FamilySandbox, type FamilySdk } from "./family.ts";
@@ -22,6 +23,8 @@ export interface FamilyProviderConfig {
   /** How a hosted port's host maps to a URL; default `https://{host}`. */
   readonly portUrlTemplate?: string;
   readonly screenLimit?: number;
+  /** The supervisor's desktop admission (CMP-5); unset fields keep its defaults. */
+  readonly desktopAdmission?: DesktopAdmissionSettings;
   /** The supervisor bundle installed into every machine. */
   readonly supervisorBundle: () => Promise<Uint8Array>;
 }
@@ -130,5 +133,6 @@ export function createFamilyProvider(
     }),
     supervisorBundle: config.supervisorBundle,
     ...(config.screenLimit !== undefined ? { screenLimit: config.screenLimit } : {}),
+    ...(config.desktopAdmission !== undefined ? { desktopAdmission: config.desktopAdmission } : {}),
   });
 }
