@@ -3,7 +3,7 @@
 // real `--network none` containers of the computer image. The shared conformance suite (CMP-8,
 // PRV-1) runs in full, desktops included, then the SDK translation cases of the issue:
 // exit codes, long commands, a killed machine replaced and restored byte for byte (files,
-// modes, a browser cookie; PRV-3, PER-2), fresh stream credentials after a resume, and
+// modes, a browser cookie; PRV-3, PER-2), a cached handle still working after a resume, and
 // provider error bodies as stable codes.
 import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
@@ -171,10 +171,11 @@ for (const flavor of ["e2b", "novita"] as const) {
         await provider.destroy(ref);
       });
 
-      it("a resumed sandbox gets fresh stream credentials; a handle from before is never reused", async () => {
+      it("a sandbox paused and resumed by another process: the cached handle keeps working", async () => {
         const { provider, ref, computerId, sandbox } = await fresh();
         expect((await sandbox.exec({ argv: ["echo", "before"] })).stdout).toBe("before\n");
-        // Another process (API vs worker) pauses and resumes the machine: its envd token rotates.
+        // Another process (API vs worker) pauses and resumes the machine; the envd token is the
+        // sandbox's for its life, so this process's SDK object (token from create) still works.
         const other = adapter(flavor, emulator);
         await other.stop(ref);
         expect(await provider.status(ref)).toBe("stopped");

@@ -41,6 +41,14 @@ export function sendJson(
   response.end(text);
 }
 
+/**
+ * Whether the caller gave up on the call before its answer (timed out, aborted, disconnected):
+ * a create that sees this removes the machine it made, since nobody will learn its id.
+ */
+export function callerGone(response: http.ServerResponse): boolean {
+  return response.destroyed || !response.socket || response.socket.destroyed;
+}
+
 /** An answer with no body (and no content type). */
 export function sendEmpty(response: http.ServerResponse, status: number): void {
   response.writeHead(status).end();

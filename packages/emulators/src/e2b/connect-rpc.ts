@@ -12,6 +12,7 @@ export type ConnectCode =
   | "unauthenticated"
   | "unavailable"
   | "deadline_exceeded"
+  | "unimplemented"
   | "internal";
 
 const HTTP_STATUS: Record<ConnectCode, number> = {
@@ -21,6 +22,7 @@ const HTTP_STATUS: Record<ConnectCode, number> = {
   unauthenticated: 401,
   unavailable: 503,
   deadline_exceeded: 504,
+  unimplemented: 501,
   internal: 500,
 };
 

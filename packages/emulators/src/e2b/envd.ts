@@ -3,6 +3,8 @@
  * `Novita-Sandbox-Id` header and checked against the sandbox's `X-Access-Token`):
  * Connect-RPC JSON process Start/Connect streams with exit codes, SendInput/CloseStdin/
  * SendSignal/List, filesystem Stat/ListDir/MakeDir/Remove/Move; `GET/POST /files`; `GET /health`.
+ * Every call runs as the machine's `user`; a call asking for another user (`user: "root"`) is
+ * refused (`unimplemented`, or 501 on `/files`) instead of silently running as `user`.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { readBody, sameSecret, sendEmpty, sendJson } from "../http-util.ts";
@@ -24,6 +26,30 @@ function envdSandbox(state: E2BState, request: IncomingMessage): EmulatedSandbox
     throw new ConnectError("unauthenticated", "invalid access token");
   }
   return sbx;
+}
+
+/** The only user the emulated machines run commands and files as (the image's `user`). */
+const MACHINE_USER = "user";
+
+/**
+ * The user a call asks for: the `Authorization: Basic base64("<user>:")` header the SDK sends
+ * when a call passes `user`, or `/files`' `username` query; undefined = the default user.
+ */
+function askedUser(request: IncomingMessage, url?: URL): string | undefined {
+  const fromQuery = url?.searchParams.get("username");
+  if (fromQuery) return fromQuery;
+  const auth = request.headers.authorization ?? "";
+  if (!auth.startsWith("Basic ")) return undefined;
+  const decoded = Buffer.from(auth.slice(6), "base64").toString("utf8");
+  return decoded.split(":")[0] || undefined;
+}
+
+/** The refusal of another user (e.g. `root`): every machine runs as `user` only. */
+function otherUser(request: IncomingMessage, url?: URL): string | undefined {
+  const user = askedUser(request, url);
+  return user !== undefined && user !== MACHINE_USER
+    ? `user "${user}" is not emulated: commands and files run as "${MACHINE_USER}" only`
+    : undefined;
 }
 
 const b64 = (data: Buffer) => data.toString("base64");
@@ -243,6 +269,13 @@ export async function serveRpc(
   try {
     const streaming = (request.headers["content-type"] ?? "").startsWith("application/connect+json");
     const sbx = envdSandbox(state, request);
+    const refused = otherUser(request);
+    if (refused) {
+      request.resume();
+      // A stream's error goes in its end-stream envelope, where the SDK reads the message.
+      if (streaming) return openStream(response).end(new ConnectError("unimplemented", refused));
+      throw new ConnectError("unimplemented", refused);
+    }
     const message = decodeRequest(await readBody(request), streaming) as Message;
     const method = path.slice(1);
     const handle = RPC[method];
@@ -268,6 +301,11 @@ export async function serveFiles(
     const e = error as ConnectError;
     const status = e.code === "unauthenticated" ? 401 : 502;
     return sendJson(response, status, { code: status, message: e.message });
+  }
+  const refused = otherUser(request, url);
+  if (refused) {
+    request.resume();
+    return sendJson(response, 501, { code: 501, message: refused });
   }
   if (request.method === "GET") {
     const path = url.searchParams.get("path") ?? "";

@@ -4,7 +4,7 @@
  * without; both list and connect under either.
  */
 import { randomBytes } from "node:crypto";
-import { sendEmpty, sendJson } from "../http-util.ts";
+import { callerGone, sendEmpty, sendJson } from "../http-util.ts";
 import type { Router } from "../router.ts";
 import {
   ApiError,
@@ -72,12 +72,27 @@ export function sandboxRoutes(router: Router<ControlCall>, state: E2BState): voi
         `You have reached the maximum number of concurrent sandboxes (${state.maxSandboxes})`,
       );
     }
+    // The machines have no network at all; the service's default (absent) is accepted as that.
+    if (body.allow_internet_access === true) {
+      throw new ApiError(
+        400,
+        "allow_internet_access: true is not emulated: emulated sandboxes have no network (send false)",
+      );
+    }
+    const network = (body.network ?? {}) as { allowPublicTraffic?: boolean; allowOut?: unknown };
+    if (Array.isArray(network.allowOut) && network.allowOut.length > 0) {
+      throw new ApiError(400, "network.allowOut is not emulated: emulated sandboxes have no network");
+    }
     const templateId = String(body.templateID ?? "base");
     const timeout = typeof body.timeout === "number" ? body.timeout : 300;
-    const network = (body.network ?? {}) as { allowPublicTraffic?: boolean };
     const id = newId();
     const envs = (body.envVars ?? {}) as Record<string, string>;
     const containerId = await state.containers.create(id, envs);
+    // A caller that gave up (timed out, aborted) never learns the id: leave no machine.
+    if (callerGone(response)) {
+      await state.containers.remove(containerId).catch(() => undefined);
+      return;
+    }
     const sbx: EmulatedSandbox = {
       id,
       templateId,
@@ -114,8 +129,8 @@ export function sandboxRoutes(router: Router<ControlCall>, state: E2BState): voi
       if (sbx.state === "paused") {
         await state.containers.unpause(sbx.containerId);
         sbx.state = "running";
-        // A resumed sandbox gets fresh envd credentials; the old token stops working.
-        sbx.envdAccessToken = newToken();
+        // The envd token is the sandbox's for its whole life, as the service keeps it: the SDK's
+        // `sbx.connect()` discards the answer and goes on with the token from create.
         sbx.endAt = wanted;
         schedule(state, sbx);
         return sendJson(response, 201, connectAnswer(state, sbx));

@@ -20,7 +20,8 @@ export interface EmulatedSandbox {
   readonly startedAt: Date;
   endAt: Date;
   state: "running" | "paused";
-  envdAccessToken: string;
+  /** Issued at create and kept for the sandbox's life (a resume does not rotate it). */
+  readonly envdAccessToken: string;
   readonly trafficAccessToken: string | undefined;
   readonly autoPause: boolean;
   timer?: NodeJS.Timeout;

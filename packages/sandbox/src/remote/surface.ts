@@ -78,9 +78,9 @@ export interface RemoteBackend {
 }
 
 /**
- * Thrown by a `RemoteMachine` whose credentials went stale (the machine was resumed elsewhere
- * and its envd token rotated): the runtime drops the handle, opens the machine again and
- * retries the call once. Never reaches callers.
+ * Thrown by a `RemoteMachine` whose credentials the provider refuses (e.g. envd answers 401 to
+ * a cached handle): the runtime drops the handle, opens the machine again and retries the call
+ * once. Never reaches callers.
  */
 export class StaleMachineError extends Error {
   override readonly name = "StaleMachineError";

@@ -7,8 +7,10 @@
  *   always passed, so a 15-minute command is not cut;
  * - `connect` resets the TTL (Novita sends 300 s unless told): every connect passes the
  *   configured TTL explicitly;
- * - a resumed sandbox has a new envd token and the SDK object keeps the old one in memory:
- *   envd's 401 becomes `StaleMachineError`, so the runtime reconnects instead of reusing it;
+ * - a sandbox keeps its envd token across pause and resume (the SDK's `sbx.connect()` discards
+ *   the answer and keeps the token from create, so the service must): a cached object stays
+ *   usable after another process resumed the machine. Should envd still refuse the token (401),
+ *   that becomes `StaleMachineError` and the runtime reopens the machine once;
  * - missing sandboxes: `SandboxNotFoundError` and `kill() === false` mean gone, never an error
  *   for `kill`;
  * - provider error bodies become `SANDBOX_PROVIDER_ERROR` with the HTTP status in `details`;
