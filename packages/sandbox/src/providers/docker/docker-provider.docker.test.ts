@@ -68,24 +68,39 @@ describe.skipIf(gate.skip)(gate.title, () => {
     name: "docker",
     create: async () => (await newProvider()).provider,
     timeoutMs: 60_000,
-    skip: CONTRACT_TESTS.desktop.map((test) => ({
-      test,
-      reason: "Docker desktops are wired through the supervised desktop (createDockerProvider({ desktop }))",
-    })),
+    skip: [
+      ...CONTRACT_TESTS.desktop.map((test) => ({
+        test,
+        reason:
+          "Docker desktops are wired through the supervised desktop (createDockerProvider({ desktop }))",
+      })),
+      ...[...CONTRACT_TESTS.terminal, ...CONTRACT_TESTS.processes].map((test) => ({
+        test,
+        reason:
+          "the terminal and background commands are the supervisor's: covered by the supervised run below",
+      })),
+    ],
   });
 
-  // The contract's desktop tests on the provider as the system runs it: desktops through the
-  // in-computer supervisor (the run above has no desktop wiring).
+  // The contract's desktop, terminal and background-command tests on the provider as the system
+  // runs it: through the in-computer supervisor (the run above has none of that wiring).
+  let supervisedDataDir: string | undefined;
   runSandboxProviderContract({
     name: "docker with supervised desktops",
+    // One data dir for every instance: a second instance is the same deployment restarted.
     create: async () => {
-      const dataDir = await mkdtemp(join(tmpdir(), "rakazo-docker-desktops-"));
-      dataDirs.push(dataDir);
-      return createSupervisedDockerProvider({ image: IMAGE, dataDir });
+      if (!supervisedDataDir) {
+        supervisedDataDir = await mkdtemp(join(tmpdir(), "rakazo-docker-desktops-"));
+        dataDirs.push(supervisedDataDir);
+      }
+      return createSupervisedDockerProvider({ image: IMAGE, dataDir: supervisedDataDir });
     },
     // Two cold Chromium starts and five page visits through `docker exec` polling, on a loaded host.
     timeoutMs: 300_000,
-    only: { tests: CONTRACT_TESTS.desktop, reason: "covered by the run of the same adapter above" },
+    only: {
+      tests: [...CONTRACT_TESTS.desktop, ...CONTRACT_TESTS.terminal, ...CONTRACT_TESTS.processes],
+      reason: "covered by the run of the same adapter above",
+    },
   });
 
   describe("docker specifics", () => {
