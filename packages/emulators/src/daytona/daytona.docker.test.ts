@@ -4,19 +4,66 @@
  * computer image with `--network none` (PRV-1).
  */
 
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { Daytona, DaytonaNotFoundError } from "@daytonaio/sdk";
 import { COMPUTER_IMAGE, requireDocker } from "@rakazo/sandbox/testing";
+import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMachinePool } from "../machines.ts";
 import { type DaytonaEmulator, startDaytonaEmulator } from "./emulator.ts";
 
 const gate = await requireDocker("Daytona emulator with the real SDK");
+const OWNER = "i15-daytona-emulator-test";
+const PACKAGE_DIR = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * The SDK in its DEFAULT configuration (socket.io events on, settings from the environment as
+ * the CLI prints them), in its own Node process: it reports what it saw, and must then exit.
+ */
+const DEFAULT_SDK_SCRIPT = `
+import { Daytona } from "@daytonaio/sdk";
+const daytona = new Daytona();
+const heard = [];
+const sandbox = await daytona.create({ autoStopInterval: 0 });
+daytona.eventDispatcher?.socket?.onAny((event, data) => heard.push(event + ":" + (data?.newState ?? "")));
+const run = await sandbox.process.executeCommand("echo default");
+await sandbox.stop();
+const stopped = sandbox.state;
+await sandbox.start();
+const started = sandbox.state;
+await sandbox.delete();
+console.log(JSON.stringify({
+  state: started, stopped, result: run.result,
+  events: daytona.eventDispatcher?.isConnected === true, heard,
+}));
+`;
+
+function runChild(env: Record<string, string>, timeoutMs: number) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string; ms: number }>((resolve) => {
+    const started = Date.now();
+    const child = spawn(process.execPath, ["--input-type=module", "-e", DEFAULT_SDK_SCRIPT], {
+      cwd: PACKAGE_DIR,
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, ms: Date.now() - started });
+    });
+  });
+}
 
 describe.skipIf(gate.skip)(gate.title, () => {
   const machines = createMachinePool({
     image: COMPUTER_IMAGE,
     emulator: "daytona",
-    owner: "i15-daytona-emulator-test",
+    owner: OWNER,
   });
   let clock = Date.parse("2026-12-01T12:00:00Z");
   let emulator: DaytonaEmulator;
@@ -116,6 +163,56 @@ describe.skipIf(gate.skip)(gate.title, () => {
       200,
     );
     await sandbox.delete();
+  });
+
+  it("the SDK's default configuration: events over socket.io, and its process exits when done", async () => {
+    const child = await runChild(
+      { DAYTONA_API_URL: emulator.apiUrl, DAYTONA_API_KEY: "dtn_test_key" },
+      30_000,
+    );
+    expect(child.code, child.stderr).toBe(0);
+    expect(JSON.parse(child.stdout)).toEqual({
+      state: "started",
+      stopped: "stopped",
+      result: "default\n",
+      events: true,
+      heard: expect.arrayContaining(["sandbox.state.updated:stopped", "sandbox.state.updated:started"]),
+    });
+    // Exited on its own (the kill at 30 s gives code null): no handle left open.
+    expect(child.ms).toBeLessThan(30_000);
+    // A wrong key is refused, and the process still exits (no event-stream retries keep it).
+    const refused = await runChild({ DAYTONA_API_URL: emulator.apiUrl, DAYTONA_API_KEY: "wrong" }, 30_000);
+    expect(refused.code).not.toBe(0);
+    expect(refused.code).not.toBeNull();
+    expect(refused.stderr).toMatch(/Unauthorized/);
+  });
+
+  it("a create the caller gave up on mid-way leaves no container", async () => {
+    const docker = new Docker();
+    const mine = () =>
+      docker.listContainers({ all: true, filters: { label: [`rakazo-emulator.owner=${OWNER}`] } });
+    const before = new Set((await mine()).map((c) => c.Id));
+    const abort = new AbortController();
+    const created = fetch(`${emulator.apiUrl}/sandbox`, {
+      method: "POST",
+      headers: { authorization: "Bearer dtn_test_key", "content-type": "application/json" },
+      body: JSON.stringify({ labels: { "rakazo.test": "abandoned" } }),
+      signal: abort.signal,
+    }).catch((e: unknown) => e);
+    const deadline = Date.now() + 30_000;
+    while ((await mine()).every((c) => before.has(c.Id)) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    abort.abort();
+    expect(await created).toBeInstanceOf(Error);
+    let left = (await mine()).filter((c) => !before.has(c.Id));
+    for (let i = 0; i < 100 && left.length > 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      left = (await mine()).filter((c) => !before.has(c.Id));
+    }
+    expect(left.map((c) => c.Names)).toEqual([]);
+    const listed = [];
+    for await (const s of await daytona.list({ labels: { "rakazo.test": "abandoned" } })) listed.push(s.id);
+    expect(listed).toEqual([]);
   });
 
   it("auto-stop acts on the emulated clock; activity through the SDK restarts its count", async () => {

@@ -4,14 +4,16 @@
  * preview links this server returns (docs/providers.md, "Daytona").
  * Every sandbox is a real container of the computer image (`../machines.ts`). Every call needs
  * the bearer key; `/api/…` is the control plane (`sandboxes.ts`), `/toolbox/<id>/…` the toolbox
- * (`toolbox.ts`); a call no route plays answers 404 in Daytona's error shape.
+ * (`toolbox.ts`); a call no route plays answers 501 in Daytona's error shape, code `NOT_EMULATED`.
  *
  * Played faithfully: create answers `started`; stop → `stopped`; start restarts the container
  * and resets every standard preview token; delete → `destroyed` (GET still shows it, list does
  * not); unknown ids are 404 `{statusCode, message, code}`; preview links are private unless the
  * sandbox is public; session logs are followable over a websocket; auto-stop and TTL act on the
  * injected clock (`sweep()`).
- * Not played: socket.io events (clients use `useDeprecatedPolling`), snapshots and builds (the
+ * The SDK's default event stream is served (socket.io, `events.ts`): its state waits hear
+ * `sandbox.state.updated`, and a process using it exits once done.
+ * Not played: snapshots and builds (the
  * image is the computer image), PTYs, computer-use (Rakazo drives its own supervisor), and a
  * session's shell state between commands (each command runs in a fresh `bash -c`).
  */
@@ -21,7 +23,8 @@ import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import { hasBearer, recordRequest } from "../http-util.ts";
 import type { MachinePool } from "../machines.ts";
-import { notEmulated, Router } from "../router.ts";
+import { NOT_EMULATED_STATUS, notEmulated, Router } from "../router.ts";
+import { attachEventStream, EVENTS_PATH } from "./events.ts";
 import { sandboxRoutes } from "./sandboxes.ts";
 import {
   closeListeners,
@@ -62,6 +65,7 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
     sandboxes: new Map(),
     requests: [],
     origin: "",
+    emit: () => undefined,
   };
   const control = new Router();
   sandboxRoutes(control, daytona);
@@ -81,7 +85,7 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
       : toolbox.match(method, url.pathname);
     if (!route) {
       request.resume();
-      return fail(response, 404, notEmulated(method, url.pathname));
+      return fail(response, NOT_EMULATED_STATUS, notEmulated(method, url.pathname), "NOT_EMULATED");
     }
     route.run(request, response, url, {}).catch((error: unknown) => {
       if (response.headersSent) response.destroy();
@@ -89,10 +93,14 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
     });
   });
 
+  const events = attachEventStream(server, options.apiKey);
+  daytona.emit = events.emit;
   const wss = new WebSocketServer({ noServer: true });
-  server.on("upgrade", (request, socket: Duplex, head) =>
-    followLogs(daytona, wss, options.apiKey, request, socket, head),
-  );
+  server.on("upgrade", (request, socket: Duplex, head) => {
+    // socket.io answers its own upgrades (events.ts).
+    if (new URL(request.url ?? "/", "http://daytona.invalid").pathname === EVENTS_PATH) return;
+    followLogs(daytona, wss, options.apiKey, request, socket, head);
+  });
 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   daytona.origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -136,7 +144,8 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
       daytona.sandboxes.clear();
       for (const client of wss.clients) client.terminate();
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Disconnects every SDK's event socket and closes the server.
+      await events.close();
     },
   };
 }

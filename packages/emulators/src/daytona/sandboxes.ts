@@ -6,7 +6,7 @@
  * before the port) and only while the sandbox is started.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { isRecord, readJson, sameSecret, sendEmpty, sendJson } from "../http-util.ts";
+import { callerGone, isRecord, readJson, sameSecret, sendEmpty, sendJson } from "../http-util.ts";
 import { startPortListener } from "../port-proxy.ts";
 import { type Call, type Handler, notEmulated, type Router } from "../router.ts";
 import {
@@ -17,6 +17,7 @@ import {
   find,
   idParam,
   type Sandbox,
+  setState,
   stopSandbox,
 } from "./state.ts";
 
@@ -85,6 +86,11 @@ export function sandboxRoutes(router: Router, daytona: Daytona): void {
     if (find(daytona, name)) return fail(response, 409, `sandbox named ${name} exists`);
     const ttl = typeof body.ttlMinutes === "number" && body.ttlMinutes > 0 ? body.ttlMinutes : null;
     const containerId = await daytona.machines.create(`dt-${id.slice(0, 12)}`);
+    // A caller that gave up (timed out, disconnected) never learns the id: leave no machine.
+    if (callerGone(response)) {
+      await daytona.machines.remove(containerId).catch(() => undefined);
+      return;
+    }
     const sandbox: Sandbox = {
       id,
       name,
@@ -106,6 +112,7 @@ export function sandboxRoutes(router: Router, daytona: Daytona): void {
       errorReason: null,
     };
     daytona.sandboxes.set(id, sandbox);
+    daytona.emit("sandbox.created", dto(daytona, sandbox));
     sendJson(response, 200, dto(daytona, sandbox));
   });
 
@@ -166,11 +173,11 @@ export function sandboxRoutes(router: Router, daytona: Daytona): void {
     "/sandbox/:id/start",
     onSandbox(async (s, { response }) => {
       if (s.state === "stopped") {
-        s.state = "starting";
+        setState(daytona, s, "starting");
         await daytona.machines.start(s.containerId);
         s.generation += 1;
         s.sessions.clear();
-        s.state = "started";
+        setState(daytona, s, "started");
       }
       sendJson(response, 200, dto(daytona, s));
     }),

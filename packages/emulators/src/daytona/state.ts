@@ -60,6 +60,8 @@ export interface Daytona {
   readonly requests: RequestRecord[];
   /** This server's origin, known once it listens. */
   origin: string;
+  /** Sends a socket.io event to every connected SDK (`events.ts`); set once the server listens. */
+  emit: (event: "sandbox.created" | "sandbox.state.updated", payload: unknown) => void;
 }
 
 export function fail(
@@ -114,18 +116,26 @@ export async function closeListeners(s: Sandbox): Promise<void> {
   s.listeners.clear();
 }
 
+/** Moves a sandbox to `state` and tells the SDKs, as the service's event stream does. */
+export function setState(daytona: Daytona, s: Sandbox, state: DaytonaState): void {
+  const oldState = s.state;
+  if (oldState === state) return;
+  s.state = state;
+  daytona.emit("sandbox.state.updated", { sandbox: dto(daytona, s), oldState, newState: state });
+}
+
 export async function stopSandbox(daytona: Daytona, s: Sandbox): Promise<void> {
-  s.state = "stopping";
+  setState(daytona, s, "stopping");
   await closeListeners(s);
   await daytona.machines.stop(s.containerId);
-  s.state = "stopped";
+  setState(daytona, s, "stopped");
 }
 
 export async function destroySandbox(daytona: Daytona, s: Sandbox): Promise<void> {
-  s.state = "destroying";
+  setState(daytona, s, "destroying");
   await closeListeners(s);
   await daytona.machines.remove(s.containerId);
-  s.state = "destroyed";
+  setState(daytona, s, "destroyed");
 }
 
 /** The param `id` of a route pattern that has one. */
