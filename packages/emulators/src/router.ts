@@ -89,6 +89,13 @@ export class Router<X = unknown> {
   }
 }
 
+/**
+ * The status of that refusal in every service: 501 Not Implemented. A 404 would read as "this
+ * sandbox does not exist" to the SDKs (E2B's `SandboxNotFoundError`, Daytona's
+ * `DaytonaNotFoundError`), a 200 as success.
+ */
+export const NOT_EMULATED_STATUS = 501;
+
 /** The refusal's message for a call no route plays. */
 export function notEmulated(method: string | undefined, path: string): string {
   return `${method ?? "GET"} ${path} is not emulated`;

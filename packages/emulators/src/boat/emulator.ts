@@ -3,7 +3,7 @@
  * whose sandboxes are real containers of the computer image (`../machines.ts`). Rakazo's Boat
  * client talks to it through its base URL, exactly as to `https://boat.dev/api/v1`.
  *
- * Every call needs the bearer key; then a call no route plays answers 404, injected faults
+ * Every call needs the bearer key; then a call no route plays answers 501 `not_emulated`, injected faults
  * (`faults`: 429 with `Retry-After`, 409 `sandbox_busy` per route name) answer next, and the
  * route runs: lifecycle in `sandboxes.ts`, commands and files in `commands.ts`, hosted ports
  * and the desktop in `ports.ts`. The TTL archives a usable sandbox when `archiveAfter` passes on
@@ -13,7 +13,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { hasBearer, recordRequest } from "../http-util.ts";
 import type { MachinePool } from "../machines.ts";
-import { notEmulated, Router } from "../router.ts";
+import { NOT_EMULATED_STATUS, notEmulated, Router } from "../router.ts";
 import { commandRoutes } from "./commands.ts";
 import type { BoatRecord, BoatState } from "./lifecycle.ts";
 import { portRoutes } from "./ports.ts";
@@ -75,7 +75,7 @@ export async function startBoatEmulator(options: BoatEmulatorOptions): Promise<B
     const route = router.match(request.method ?? "GET", path);
     if (!route) {
       request.resume();
-      return fail(response, 404, "not_found", notEmulated(request.method, path));
+      return fail(response, NOT_EMULATED_STATUS, "not_emulated", notEmulated(request.method, path));
     }
     if (boat.rateLimited.count > 0) {
       boat.rateLimited.count -= 1;

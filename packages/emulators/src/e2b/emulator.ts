@@ -3,16 +3,19 @@
  * through their own configuration (`apiUrl`, `sandboxUrl`; docs/providers.md, "E2B" and "Novita").
  * One origin serves, in this order: hosted ports (`hosts.ts`), envd (`envd.ts`), and the
  * control plane behind `X-API-KEY` (`sandboxes.ts`), with the services' JSON error bodies
- * (`{code:<int>, message}`); a control call no route plays answers 404.
+ * (`{code:<int>, message}`).
  * Every sandbox is a Docker container of the computer image with `--network none`; pause keeps
  * its filesystem and memory (`docker pause`), kill removes it, an expired TTL pauses or kills
- * as the create asked. A resume issues a fresh envd access token, as the service does.
+ * as the create asked. The envd access token is issued at create and kept across pause and
+ * resume, as the SDK's `sbx.connect()` (which keeps the token from create) needs.
+ * A control call no route plays is refused 501 `{code: 501, message: "<METHOD> <path> is not
+ * emulated"}` (e.g. `getMetrics`), never a 404 the SDK would read as "sandbox not found".
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type Docker from "dockerode";
 import { hasKeyHeader, readBody } from "../http-util.ts";
-import { notEmulated, Router } from "../router.ts";
+import { NOT_EMULATED_STATUS, notEmulated, Router } from "../router.ts";
 import { createContainers, defaultDocker } from "./containers.ts";
 import { RPC_PATH, serveFiles, serveHealth, serveRpc } from "./envd.ts";
 import { hostTarget, proxyHttp, proxyUpgrade } from "./hosts.ts";
@@ -77,7 +80,7 @@ async function serve(
     request.method === "POST" || request.method === "PUT" ? await readBody(request) : Buffer.alloc(0);
   const body = raw.length > 0 ? (JSON.parse(raw.toString("utf8")) as Record<string, unknown>) : {};
   const route = control.match(request.method ?? "GET", path);
-  if (!route) throw new ApiError(404, notEmulated(request.method, path));
+  if (!route) throw new ApiError(NOT_EMULATED_STATUS, notEmulated(request.method, path));
   await route.run(request, response, url, { body });
 }
 
