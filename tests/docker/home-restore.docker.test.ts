@@ -26,6 +26,8 @@ const gate = await requireDocker("a Docker home restored from the bucket");
 
 const PORT = 18_765;
 const COOKIE = `rkz=${Math.random().toString(36).slice(2, 12)}`;
+// Set by /late just before a run ends: still only in the browser's memory when the run ends.
+const LATE_COOKIE = `late=${Math.random().toString(36).slice(2, 12)}`;
 // A plaintext that must not appear in the sealed object (repeated so a match is unmistakable).
 const KNOWN = "rakazo-known-plaintext-0123456789abcdef|".repeat(100);
 
@@ -37,6 +39,7 @@ http.createServer((req, res) => {
   fs.appendFileSync("/tmp/fixture.log", req.url + " " + (req.headers.cookie ?? "-") + "\\n");
   const headers = { "content-type": "text/html" };
   if (req.url === "/set") headers["set-cookie"] = "${COOKIE}; Max-Age=86400; Path=/; SameSite=Lax";
+  if (req.url === "/late") headers["set-cookie"] = "${LATE_COOKIE}; Max-Age=86400; Path=/; SameSite=Lax";
   res.writeHead(200, headers);
   res.end("<title>fixture</title><h1>" + req.url + "</h1>");
 }).listen(${PORT}, "127.0.0.1");
@@ -93,8 +96,13 @@ describe.skipIf(gate.skip)(gate.title, () => {
     return result.stdout;
   };
 
-  const act = async (actions: unknown[]) => {
-    const res = await system.rpc("computer/act", { computerId, botId: tenant.botId, actions }, tenant.token);
+  /** `fencingToken`: the bot's run's, while a run drives it. */
+  const act = async (actions: unknown[], fencingToken?: number) => {
+    const res = await system.rpc(
+      "computer/act",
+      { computerId, botId: tenant.botId, actions, ...(fencingToken === undefined ? {} : { fencingToken }) },
+      tenant.token,
+    );
     expect(res.status, JSON.stringify(res.json)).toBe(200);
   };
 
@@ -103,9 +111,13 @@ describe.skipIf(gate.skip)(gate.title, () => {
    * into the omnibox is retried: on a loaded host a restored browser (its last session
    * reopening) can swallow the first attempt, and what is under test is the cookie it sends.
    */
-  const visit = async (path: string) => {
+  const visit = async (path: string, fencingToken?: number) => {
     // observe brings the bot's desktop (and its Chromium) up.
-    const observed = await system.rpc("computer/observe", { computerId, botId: tenant.botId }, tenant.token);
+    const observed = await system.rpc(
+      "computer/observe",
+      { computerId, botId: tenant.botId, ...(fencingToken === undefined ? {} : { fencingToken }) },
+      tenant.token,
+    );
     expect(observed.status, JSON.stringify(observed.json)).toBe(200);
     const requested = () =>
       eventually(async () => {
@@ -114,11 +126,14 @@ describe.skipIf(gate.skip)(gate.title, () => {
         return line?.slice(path.length + 1);
       }, 15_000);
     for (let attempt = 1; ; attempt += 1) {
-      await act([
-        { type: "key", keys: "ctrl+l" },
-        { type: "type", text: `http://127.0.0.1:${PORT}${path}` },
-        { type: "key", keys: "Return" },
-      ]);
+      await act(
+        [
+          { type: "key", keys: "ctrl+l" },
+          { type: "type", text: `http://127.0.0.1:${PORT}${path}` },
+          { type: "key", keys: "Return" },
+        ],
+        fencingToken,
+      );
       try {
         return await requested();
       } catch (error) {
@@ -215,6 +230,66 @@ describe.skipIf(gate.skip)(gate.title, () => {
     expect(await visit("/check")).toBe(COOKIE);
   });
 
+  /** Deletes the computer's container and the host's home cache; waits for the replacement. */
+  const replaceMachine = async (saved: { providerRef: string | null; homeKey: string }) => {
+    await promisify(execFile)("docker", ["rm", "-f", saved.providerRef as string]);
+    await rm(store.homeDir(saved.homeKey), { recursive: true, force: true });
+    const use = await system.rpc("computer/exec", { computerId, argv: ["true"] }, tenant.token);
+    expect(use.status, JSON.stringify(use.json)).toBe(409);
+    expect(use.json.error.code).toBe("COMPUTER_GONE");
+    return eventually(async () => {
+      const current = await computerRow();
+      if (current?.state === "failed") throw new Error(`replacement failed: ${current.lastError}`);
+      return current?.state === "running" ? current : undefined;
+    }, 120_000);
+  };
+
+  it("a cookie set the moment before a run ends survives a replacement restored from its checkpoint (PER-7)", async () => {
+    // The browser is running (CMP-6 keeps it across runs): the run's last act sets a cookie,
+    // and the run ends right after, well inside Chromium's 30 s cookie write batching.
+    await startFixtureServer();
+    const start = await system.rpc("run/start", { computerId, botId: tenant.botId }, tenant.token);
+    expect(start.status, JSON.stringify(start.json)).toBe(200);
+    const { run, lease } = start.json.result;
+    const previous = (await computerRow())?.homeRevision ?? 0;
+    await visit("/late", lease.fencingToken);
+    const completed = await system.rpc(
+      "run/complete",
+      { runId: run.id, fencingToken: lease.fencingToken },
+      tenant.token,
+    );
+    expect(completed.status, JSON.stringify(completed.json)).toBe(200);
+    const saved = await eventually(async () => {
+      const current = await computerRow();
+      return current && current.homeRevision > previous ? current : undefined;
+    }, 60_000);
+    // The bot's browser is back after the checkpoint (CMP-6), without being asked for.
+    await eventually(async () => {
+      const slots = await system.provider.sandbox(saved.providerRef as string).desktop?.list();
+      return slots?.some((slot) => slot.botId === tenant.botId) ? true : undefined;
+    }, 30_000);
+
+    // Logged once the relaunch has returned: what closing and relaunching cost.
+    const relaunched = await eventually(async () =>
+      system.logLines
+        .map((line) => JSON.parse(line) as { msg?: string; releaseMs: number; relaunchMs: number })
+        .find((line) => line.msg === "computer.browsers_relaunched"),
+    );
+    recordFigures("run-end-quiesce", [
+      { name: "run-end checkpoint: browsers closed (1 desktop)", value: relaunched.releaseMs, unit: "ms" },
+      {
+        name: "run-end checkpoint: browsers relaunched (1 desktop)",
+        value: relaunched.relaunchMs,
+        unit: "ms",
+      },
+    ]);
+
+    const replaced = await replaceMachine(saved);
+    expect(replaced.homeRevision).toBe(saved.homeRevision);
+    await startFixtureServer();
+    expect((await visit("/check")).split("; ")).toContain(LATE_COOKIE);
+  });
+
   it("drill: a container deleted under the live computer is replaced on next use and restored", async () => {
     // The last checkpoint: a run ends and its checkpoint saves the workspace (PER-2).
     await exec("echo drill > drill.txt");
@@ -249,7 +324,8 @@ describe.skipIf(gate.skip)(gate.title, () => {
     expect(replaced.homeRevision).toBe(saved.homeRevision);
     expect(await exec(TREE)).toBe(before);
     await startFixtureServer();
-    expect(await visit("/check")).toBe(COOKIE);
+    // The earlier test's late cookie rides along.
+    expect((await visit("/check")).split("; ")).toContain(COOKIE);
 
     const provisions = await system.ctx.db.query.computerOperations.findMany({
       where: (o, { and, eq, gt }) =>

@@ -13,6 +13,7 @@ import { checkpointUnlessInUse } from "../homes/after-runs.ts";
 import { checkpointComputerHome } from "../homes/checkpoint.ts";
 import { providerMountsHome } from "../homes/context.ts";
 import { destroyComputerHome } from "../homes/destroy.ts";
+import { releaseDesktops } from "../homes/quiesce.ts";
 import { prepareComputerHome, restoreComputerHome } from "../homes/restore.ts";
 import { runRecoverJob, runUpdateJob } from "../operations/update.ts";
 import { markRunningIfProvisioning } from "./mark-running.ts";
@@ -139,7 +140,7 @@ export async function runStopJob(ctx: ServiceContext, job: ComputerJob, context:
     await checkpointComputerHome(ctx, {
       computerId: computer.id,
       reason: operation?.kind === "idle_shutdown" ? "idle" : "stop",
-      quiesce: ref ? () => quiesceDesktops(ctx, ref) : undefined,
+      quiesce: ref ? async () => void (await releaseDesktops(ctx, ref)) : undefined,
     }).catch(async (error: unknown) => {
       // PRV-3: a machine killed or expired behind our back has nothing left to save. The last
       // checkpoint stands; the next start replaces the machine and restores it.
@@ -210,17 +211,6 @@ export async function runCheckpointJob(
     await updateOperation(ctx, job.operationId, { status: "succeeded", stage: outcome });
   } catch (error) {
     await failOrRetry(ctx, { ...job, context }, error, null);
-  }
-}
-
-/** Asks every desktop's browser to close cleanly so its profile is consistent on disk. */
-async function quiesceDesktops(ctx: ServiceContext, ref: string): Promise<void> {
-  const desktop = ctx.provider.sandbox(ref).desktop;
-  if (!desktop) return;
-  for (const slot of await desktop.list().catch(() => [])) {
-    await desktop.release(slot.botId).catch((error: unknown) => {
-      ctx.log.warn("computer.quiesce_failed", { botId: slot.botId, error });
-    });
   }
 }
 

@@ -9,6 +9,7 @@ import { enqueueOperation, recordOperation } from "../computers/operations.ts";
 import type { ServiceContext } from "../context.ts";
 import type { RunHooks } from "../runs/runs.ts";
 import { checkpointComputerHome } from "./checkpoint.ts";
+import { quiesceThenRelaunch } from "./quiesce.ts";
 
 /** The RunHooks every app installs: queue a checkpoint when a run ends. */
 export const checkpointAfterRuns: RunHooks = {
@@ -56,7 +57,11 @@ export async function checkpointUnlessInUse(
   input: { computerId: string; reason: string },
 ): Promise<RunCheckpointOutcome> {
   const [computer] = await ctx.db
-    .select({ state: computers.state })
+    .select({
+      state: computers.state,
+      providerKind: computers.providerKind,
+      providerRef: computers.providerRef,
+    })
     .from(computers)
     .where(eq(computers.id, input.computerId))
     .limit(1);
@@ -65,6 +70,12 @@ export async function checkpointUnlessInUse(
     ctx.log.info("computer.home_checkpoint_deferred", { computerId: input.computerId, reason: input.reason });
     return "deferred";
   }
-  const result = await checkpointComputerHome(ctx, { computerId: input.computerId, reason: input.reason });
+  // PER-7: the browsers close (profiles flushed) for the save and come back after it (CMP-6).
+  const ref = computer.providerKind === ctx.provider.kind ? computer.providerRef : null;
+  const result = await checkpointComputerHome(ctx, {
+    computerId: input.computerId,
+    reason: input.reason,
+    quiesce: ref ? quiesceThenRelaunch(ctx, ref) : undefined,
+  });
   return result.status;
 }

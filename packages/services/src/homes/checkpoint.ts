@@ -19,9 +19,11 @@ export interface CheckpointComputerHomeInput {
   readonly reason: string;
   /**
    * Makes browser profiles consistent before the export (PER-7), e.g. flush/close Chromium on
-   * each active desktop. Wired by the caller; not called when there is nothing to export.
+   * each active desktop. Wired by the caller; not called when there is nothing to export. What
+   * it returns, if anything, runs once the workspace has been read (saved or not), e.g. to
+   * relaunch the browsers of a computer that stays up.
    */
-  readonly quiesce?: () => Promise<void>;
+  readonly quiesce?: () => Promise<(() => Promise<void>) | undefined | void>;
   readonly force?: boolean;
 }
 
@@ -44,16 +46,32 @@ export async function checkpointComputerHome(
     return { status: "skipped", revision: computer?.homeRevision ?? 0, why: "computer_gone" };
   }
   const ownMachine = computer.providerKind === ctx.provider.kind ? computer.providerRef : null;
-  let source: CheckpointSource;
-  if (computerMountsHome(ctx, computer)) {
-    await input.quiesce?.();
-    source = { kind: "local-dir" };
-  } else {
-    if (!ownMachine) return { status: "skipped", revision: computer.homeRevision, why: "no_machine" };
-    const sandbox = ctx.provider.sandbox(ownMachine);
-    await input.quiesce?.();
-    source = { kind: "archive", archive: await viaProvider(() => sandbox.files.exportWorkspace()) };
+  const mounted = computerMountsHome(ctx, computer);
+  if (!mounted && !ownMachine)
+    return { status: "skipped", revision: computer.homeRevision, why: "no_machine" };
+  // The store reads the whole workspace before `checkpoint` returns; only then may browsers run.
+  const resume = await input.quiesce?.();
+  try {
+    const source: CheckpointSource =
+      mounted || !ownMachine
+        ? { kind: "local-dir" }
+        : {
+            kind: "archive",
+            archive: await viaProvider(() => ctx.provider.sandbox(ownMachine).files.exportWorkspace()),
+          };
+    return await saveHome(ctx, computer, input, source, started);
+  } finally {
+    await resume?.();
   }
+}
+
+async function saveHome(
+  ctx: HomesContext,
+  computer: typeof computers.$inferSelect,
+  input: CheckpointComputerHomeInput,
+  source: CheckpointSource,
+  started: number,
+): Promise<CheckpointComputerHomeResult> {
   const previousRevision = computer.homeRevision;
   const result = await ctx.homes.checkpoint({
     homeKey: computer.homeKey,

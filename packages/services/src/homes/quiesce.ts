@@ -1,0 +1,49 @@
+/**
+ * Browser quiescing around a checkpoint (PER-7). Chromium keeps its profile databases (Cookies,
+ * Login Data, Web Data, History) open under an exclusive lock and writes cookies only in batches
+ * (every 30 s), so neither a copy of the live files nor an SQLite online backup holds a cookie a
+ * page set a moment ago; only a browser that closed cleanly has it on disk. See
+ * docs/persistence.md "Decisions".
+ */
+import type { ServiceContext } from "../context.ts";
+
+/** Closes every live desktop's browser cleanly; returns the bots whose desktops were released. */
+export async function releaseDesktops(ctx: ServiceContext, ref: string): Promise<string[]> {
+  const desktop = ctx.provider.sandbox(ref).desktop;
+  if (!desktop) return [];
+  const released: string[] = [];
+  for (const slot of await desktop.list().catch(() => [])) {
+    await desktop.release(slot.botId).then(
+      () => released.push(slot.botId),
+      (error: unknown) => ctx.log.warn("computer.quiesce_failed", { botId: slot.botId, error }),
+    );
+  }
+  return released;
+}
+
+/**
+ * For a checkpoint of a computer that stays up (a run ended, CMP-6): close the browsers, and
+ * once the workspace is saved bring each released desktop back; its Chromium restores its last
+ * session (the page state of the open tabs is what this costs).
+ */
+export function quiesceThenRelaunch(ctx: ServiceContext, ref: string): () => Promise<() => Promise<void>> {
+  return async () => {
+    const started = performance.now();
+    const released = await releaseDesktops(ctx, ref);
+    const releasedMs = Math.round(performance.now() - started);
+    return async () => {
+      const relaunching = performance.now();
+      const desktop = ctx.provider.sandbox(ref).desktop;
+      for (const botId of released) {
+        await desktop?.observe(botId).catch((error: unknown) => {
+          ctx.log.warn("computer.relaunch_failed", { botId, error });
+        });
+      }
+      ctx.log.info("computer.browsers_relaunched", {
+        desktops: released.length,
+        releaseMs: releasedMs,
+        relaunchMs: Math.round(performance.now() - relaunching),
+      });
+    };
+  };
+}
