@@ -206,6 +206,8 @@ describe.skipIf(gate.skip)(gate.title, () => {
             command: [`${bridge("api", "api:8787")} & ${bridge("web", "web:8788")} & wait`],
             volumes: [`${stack.edgeDir}:/edge`],
             labels: { "rakazo.test-suite": "compose" },
+            // `sh -c … & wait` ignores SIGTERM: without this, `down` waited out its 30 s for it.
+            stop_signal: "SIGKILL",
           },
         },
       }),

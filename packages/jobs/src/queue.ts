@@ -26,28 +26,55 @@ export interface PgBossHandle {
 }
 
 /**
+ * How long a worker that LISTENs waits between fetches anyway: the backstop for a NOTIFY lost
+ * with a dropped listener connection. Without the listener (e.g. behind PgBouncer in
+ * transaction mode, where pg-boss warns and falls back) the worker's own polling interval
+ * applies.
+ */
+const NOTIFY_BACKSTOP_SECONDS = 10;
+
+/**
  * Starts pg-boss (its schema is created or migrated here) and makes sure every queue of the
- * catalog exists — sending to a missing queue throws.
+ * catalog exists — sending to a missing queue throws. Every queue notifies: a job sent by any
+ * process (the API's create, a finished run's checkpoint) NOTIFYs in Postgres, and a process
+ * started with `listen` (the worker) fetches at once instead of on its next poll, so no
+ * lifecycle step waits out a poll interval.
  */
 export async function startPgBoss(
   connectionString: string,
-  options: { onError: (error: Error) => void; supervise: boolean },
+  options: {
+    onError: (error: Error) => void;
+    /** pg-boss's warnings: slow queries, backlogs, and LISTEN unavailable (polling only). */
+    onWarning?: (warning: { message: string; data: object }) => void;
+    supervise: boolean;
+    listen?: boolean;
+  },
 ): Promise<PgBossHandle> {
   const boss = new PgBoss({
     connectionString,
     supervise: options.supervise,
     schedule: options.supervise,
     application_name: "rakazo",
+    useListenNotify: options.listen ?? false,
   });
   boss.on("error", options.onError);
+  if (options.onWarning) {
+    const onWarning = options.onWarning;
+    boss.on("warning", (warning) => onWarning({ message: warning.message, data: warning.data }));
+  }
   await boss.start();
   for (const name of JOB_NAMES) {
     const spec = JOB_CATALOG[name];
-    await boss.createQueue(name, {
+    const settings = {
       retryLimit: spec.retryLimit,
       retryDelay: spec.retryDelaySeconds,
       expireInSeconds: spec.expireInSeconds,
-    });
+      notify: true,
+    };
+    await boss.createQueue(name, settings);
+    // createQueue leaves an existing queue as it was: a deployment's queues made before
+    // notify existed get it (and any changed retry settings) here.
+    await boss.updateQueue(name, settings);
   }
   const queue: JobQueue = {
     async send(name, payload, options = {}) {
@@ -73,7 +100,11 @@ export async function registerJobHandlers(
     // batchSize 1: a throw fails exactly one job (pg-boss fails whole batches).
     await boss.work(
       name,
-      { batchSize: 1, pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1 },
+      {
+        batchSize: 1,
+        pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
+        notifyPollingIntervalSeconds: Math.max(NOTIFY_BACKSTOP_SECONDS, options.pollingIntervalSeconds ?? 1),
+      },
       async (jobs) => {
         for (const job of jobs) {
           const payload = spec.schema.parse(job.data);

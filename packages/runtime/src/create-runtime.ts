@@ -72,7 +72,10 @@ export async function createRuntime(config: RuntimeConfig): Promise<Runtime> {
   try {
     jobs = await startPgBoss(config.databaseUrl, {
       supervise: config.role === "worker",
+      // Only the worker works jobs, so only it holds a LISTEN connection.
+      listen: config.role === "worker",
       onError: (error) => log.error("pgboss.error", { error }),
+      onWarning: (warning) => log.warn("pgboss.warning", warning),
     });
   } catch (error) {
     await owned?.close();
