@@ -35,6 +35,7 @@ interface ExpectedComputer {
 }
 interface ExpectedComputerDetails extends ExpectedComputer {
   canUpdate: boolean;
+  capabilities: { terminal: boolean };
   tools: readonly ("gh" | "uv" | "pandoc" | "pdftotext" | "python3")[] | null;
   desktops?:
     | {

@@ -57,6 +57,12 @@ export const computerView = z.strictObject({
 export const computerDetails = computerView.extend({
   /** OPS-3: this provider and image can rebuild it (`computer/update`), not "a newer image exists". */
   canUpdate: z.boolean(),
+  /**
+   * What this computer's provider offers beyond exec and files. `terminal`: the browser shell
+   * (`computer/terminalUrl`, TRM-7); where false, terminalUrl answers UNSUPPORTED and the web
+   * app offers no Shell tab.
+   */
+  capabilities: z.strictObject({ terminal: z.boolean() }),
   tools: z
     .array(z.enum(["gh", "uv", "pandoc", "pdftotext", "python3"]))
     .readonly()

@@ -90,6 +90,10 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
   }
 
   const state = computer.data?.state;
+  // TRM-7: the Shell tab only where the computer's provider serves a browser terminal.
+  const tabs: readonly Tab[] = computer.data?.capabilities.terminal
+    ? ["screen", "shell", "files"]
+    : ["screen", "files"];
   return (
     <div className="page computer-view">
       <nav aria-label="breadcrumb">
@@ -153,7 +157,7 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
               </div>
             )}
             <div className="dock-tabs" role="tablist" aria-label={t("dock.label")}>
-              {(["screen", "shell", "files"] as const).map((id) => (
+              {tabs.map((id) => (
                 <button
                   key={id}
                   type="button"
@@ -178,7 +182,7 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
                   onStatus={setScreenStatus}
                 />
                 {/* The dock's windows lie over the screen; "Screen" hides them, their sessions stay. */}
-                {opened.has("shell") && (
+                {opened.has("shell") && tabs.includes("shell") && (
                   <div className="dock-window" hidden={tab !== "shell"}>
                     <Shell
                       computerId={computerId}

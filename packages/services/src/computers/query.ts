@@ -11,6 +11,8 @@ import { type ComputerView, toComputerView } from "./view.ts";
 /** `computer/get`: the view plus which promised tools the machine really has (PRV-5). */
 export interface ComputerDetails extends ComputerView {
   readonly canUpdate: boolean;
+  /** What the computer's provider offers (TRM-7): false for a computer of another provider kind. */
+  readonly capabilities: { readonly terminal: boolean };
   /** Found by probing the running machine; null while none runs or it cannot say. */
   readonly tools: readonly ProbedTool[] | null;
   /** Live desktops, memory used and the bound (CMP-5); absent when the provider cannot say. */
@@ -29,6 +31,7 @@ export async function getComputer(
   const view = {
     ...toComputerView(row),
     canUpdate: canUpdate(ctx, row),
+    capabilities: { terminal: row.providerKind === ctx.provider.kind && ctx.provider.capabilities.terminal },
     tools: await computerTools(ctx, row),
   };
   const desktop =
