@@ -24,6 +24,8 @@ declare -A NEEDED=(
   # certificate the test makes.
   [/usr/sbin/nginx]=nginx
   [openssl]=openssl
+  # A real RFB 3.3 client: the gateway's view-only filter must serve it a picture.
+  [vncsnapshot]=vncsnapshot
 )
 
 missing=()

@@ -12,7 +12,7 @@
  */
 import type net from "node:net";
 import type { Duplex } from "node:stream";
-import { RfbViewFilter } from "./rfb-filter.ts";
+import type { RfbViewFilter } from "./rfb-filter.ts";
 import { CLOSE_POLICY } from "./vocabulary.ts";
 import { ClientFrameParser, frameHeader, OPCODE } from "./ws-frame.ts";
 
@@ -22,7 +22,8 @@ const SLICE_BYTES = 8 * 1024;
 export interface ClientInputOptions {
   readonly client: Duplex;
   readonly upstream: net.Socket;
-  readonly policy: "view" | "control";
+  /** A view connection's filter (the gateway feeds it the server's handshake too); none for control. */
+  readonly filter: RfbViewFilter | undefined;
   /** Ends the connection with a websocket close code. */
   end(code: number, reason: string): void;
   /** Input messages the view filter dropped. */
@@ -33,7 +34,7 @@ export interface ClientInputOptions {
 export function pipeClientInput(options: ClientInputOptions): void {
   const { client, upstream } = options;
   const parser = new ClientFrameParser();
-  const filter = options.policy === "view" ? new RfbViewFilter() : undefined;
+  const { filter } = options;
   let waitingDrain = false;
   let busy = false;
   const resume = (): void => {

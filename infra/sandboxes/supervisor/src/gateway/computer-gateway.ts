@@ -41,9 +41,11 @@ import { TERMINAL_GATEWAY_PATH } from "@rakazo/protocol/terminal";
 import { type Log, silentLog } from "../log.ts";
 import { TerminalServer } from "../terminal/terminal-server.ts";
 import { pipeClientInput } from "./client-input.ts";
+import { RfbViewFilter } from "./rfb-filter.ts";
 import { type GatewayRpc, serveGatewayRpc } from "./rpc.ts";
 import {
   CLOSE_EXPIRED,
+  CLOSE_POLICY,
   CLOSE_REVOKED,
   CLOSE_SLOT_CLOSED,
   type ComputerGatewayOptions,
@@ -396,12 +398,23 @@ export class ComputerGateway {
     // read becomes one binary frame, framed in place in `reader.block`. While the client socket
     // has not flushed a frame it still references the block, so reading (which would overwrite
     // it) stops until that write completes: backpressure and buffer reuse in one rule.
+    const filter = claims.policy === "view" ? new RfbViewFilter() : undefined;
+    /** Shows the view filter the server's handshake before the client sees it; false: ended. */
+    const watched = (bytes: Buffer): boolean => {
+      if (!filter?.watchingServer) return true;
+      const error = filter.observeServer(bytes);
+      if (error === undefined) return true;
+      this.#end(connection, CLOSE_POLICY, "view-only stream not understood");
+      return false;
+    };
     for (const bytes of reader.early.splice(0)) {
+      if (!watched(bytes)) return;
       client.write(Buffer.concat([frameHeader(OPCODE.binary, bytes.length), bytes]));
     }
     const { block } = reader;
     reader.deliver = (length) => {
       if (connection.closed) return false;
+      if (!watched(block.subarray(MAX_FRAME_HEADER, MAX_FRAME_HEADER + length))) return false;
       const start = writeFrameHeader(block, MAX_FRAME_HEADER, OPCODE.binary, length);
       let held = false;
       client.write(block.subarray(start, MAX_FRAME_HEADER + length), () => {
@@ -414,7 +427,7 @@ export class ComputerGateway {
     pipeClientInput({
       client,
       upstream,
-      policy: claims.policy,
+      filter,
       end: (code, reason) => this.#end(connection, code, reason),
       dropped: (count) => {
         connection.info.droppedInput += count;

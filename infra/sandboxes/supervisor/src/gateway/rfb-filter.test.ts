@@ -72,6 +72,66 @@ describe("RfbViewFilter streams", () => {
   });
 });
 
+describe("RfbViewFilter handshakes: RFB 3.3 (the server picks security) and 3.7", () => {
+  const u32 = (n: number) => {
+    const b = Buffer.alloc(4);
+    b.writeUInt32BE(n);
+    return b;
+  };
+  const serverVersion = Buffer.from("RFB 003.008\n");
+  const input = Buffer.concat([
+    rfbMessages.keyEvent(true, 0x61),
+    rfbMessages.pointerEvent(1, 10, 10),
+    rfbMessages.clientCutText("pwned"),
+  ]);
+
+  it("3.3 with None: ClientInit follows the server's u32 type; input is still dropped", () => {
+    const filter = new RfbViewFilter();
+    expect(filter.observeServer(serverVersion)).toBeUndefined();
+    const version = run(filter, [Buffer.from("RFB 003.003\n")]);
+    expect(version.forward).toEqual(Buffer.from("RFB 003.003\n"));
+    expect(filter.watchingServer).toBe(true);
+    expect(filter.observeServer(u32(1))).toBeUndefined();
+    expect(filter.watchingServer).toBe(false);
+    const rest = run(filter, [Buffer.from([0]), rfbMessages.updateRequest(false), input]);
+    expect(rest).toEqual({
+      forward: Buffer.concat([Buffer.from([1]), rfbMessages.updateRequest(false)]),
+      dropped: 3,
+    });
+  });
+
+  it("3.3 with VNC Authentication: the 16-byte response passes, then ClientInit (forced shared)", () => {
+    const filter = new RfbViewFilter();
+    filter.observeServer(serverVersion);
+    run(filter, [Buffer.from("RFB 003.003\n")]);
+    // The type and the challenge arrive in one read.
+    expect(filter.observeServer(Buffer.concat([u32(2), randomBytes(16)]))).toBeUndefined();
+    const response = randomBytes(16);
+    const bytes = [...Buffer.concat([response, Buffer.from([0]), input])].map((b) => Buffer.from([b]));
+    expect(run(filter, bytes)).toEqual({ forward: Buffer.concat([response, Buffer.from([1])]), dropped: 3 });
+  });
+
+  it("3.3: client bytes before the server's type, or a type it cannot follow, end the stream", () => {
+    const early = new RfbViewFilter();
+    early.observeServer(serverVersion);
+    expect(early.push(Buffer.concat([Buffer.from("RFB 003.003\n"), Buffer.from([0])])).error).toMatch(
+      /before the server chose/,
+    );
+    const refused = new RfbViewFilter();
+    refused.observeServer(serverVersion);
+    run(refused, [Buffer.from("RFB 003.003\n")]);
+    expect(refused.observeServer(u32(0))).toMatch(/security type 0/);
+    expect(refused.push(Buffer.from([0])).error).toBeDefined();
+  });
+
+  it("3.7: the client picks the type as in 3.8", () => {
+    const filter = new RfbViewFilter();
+    const out = run(filter, [Buffer.from("RFB 003.007\n"), Buffer.from([1, 0]), input]);
+    expect(out).toEqual({ forward: Buffer.from("RFB 003.007\n\x01\x01", "latin1"), dropped: 3 });
+    expect(new RfbViewFilter().push(Buffer.from("RFB 003.005\n")).error).toMatch(/unsupported RFB version/);
+  });
+});
+
 describe("ClientFrameParser streams", () => {
   const masked = (opcode: number, payload: Buffer, fin = true) => {
     const mask = randomBytes(4);

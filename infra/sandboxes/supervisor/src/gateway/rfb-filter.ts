@@ -5,9 +5,13 @@
  * desktop-changing message (xvp, SetDesktopSize, gii, QEMU) are dropped. A message the filter
  * cannot frame ends the connection (fail closed), because after it the stream cannot be parsed.
  *
- * The handshake is parsed too: RFB 3.7/3.8 only (what noVNC and x11vnc speak), security types
- * None and VNC Authentication; ClientInit's shared flag is forced on, so a viewer can never
- * disconnect the people controlling the screen.
+ * The handshake is parsed too: RFB 3.3, 3.7 and 3.8, security types None and VNC
+ * Authentication; ClientInit's shared flag is forced on, so a viewer can never disconnect the
+ * people controlling the screen. In 3.7/3.8 the client picks the security type (one byte the
+ * filter reads); in 3.3 the server picks it (a u32 after the versions), so the filter reads the
+ * server's first 16 bytes too (`observeServer`, called before they reach the client). A 3.3
+ * client sends nothing until it has that type, so client bytes before it end the connection:
+ * the filter never guesses how the next bytes are framed.
  *
  * The filter streams: it never holds more than a message header (`MAX_HELD` bytes). Once a
  * header tells a message's length, an allowed message's bytes are forwarded as they arrive and
@@ -52,7 +56,10 @@ export interface FilterOutput {
   readonly error?: string;
 }
 
-type Phase = "version" | "security" | "vncauth" | "init" | "messages" | "failed";
+type Phase = "version" | "security" | "server-security" | "vncauth" | "init" | "messages" | "failed";
+
+/** The server's version (12 bytes) and, in RFB 3.3, the security type it chose (u32). */
+const SERVER_HEAD = 16;
 
 /**
  * Length of the client message at the head of `buf`, or 0 when more bytes are needed to
@@ -118,12 +125,52 @@ export class RfbViewFilter {
   #pass = 0;
   /** Bytes of the current dropped message still to discard. */
   #skip = 0;
+  /** The server's first bytes, kept until RFB 3.3's security type is known. */
+  readonly #server = Buffer.alloc(SERVER_HEAD);
+  #serverLength = 0;
+  /** Set once the server's type made the stream unusable; reported on the next client push. */
+  #serverError: string | undefined;
+
+  /** Whether `observeServer` still needs server bytes (only during an RFB 3.3 handshake). */
+  get watchingServer(): boolean {
+    return this.#serverLength < SERVER_HEAD && this.#phase !== "failed" && this.#phase !== "messages";
+  }
+
+  /**
+   * Feeds server → client bytes, before the client gets them; only the first 16 are read. Returns
+   * an error when the connection must end (a 3.3 server that picked a type the filter cannot
+   * follow).
+   */
+  observeServer(chunk: Buffer): string | undefined {
+    if (this.#serverLength < SERVER_HEAD) {
+      const n = Math.min(SERVER_HEAD - this.#serverLength, chunk.length);
+      chunk.copy(this.#server, this.#serverLength, 0, n);
+      this.#serverLength += n;
+    }
+    if (this.#phase === "server-security" && this.#serverLength >= SERVER_HEAD) {
+      const type = this.#server.readUInt32BE(12);
+      if (type === 1) this.#phase = "init";
+      else if (type === 2) this.#phase = "vncauth";
+      else {
+        // 0 is the server's refusal (a reason follows, then it closes); others are unknown.
+        this.#phase = "failed";
+        this.#serverError = `unsupported RFB 3.3 security type ${type}`;
+        return this.#serverError;
+      }
+    }
+    return undefined;
+  }
 
   /** Feeds client bytes; returns what to forward. After an `error`, everything is refused. */
   push(chunk: Buffer): FilterOutput {
     const forward: Buffer[] = [];
     const dropped: number[] = [];
-    if (this.#phase === "failed") return { forward, dropped, error: "stream already failed" };
+    if (this.#phase === "failed")
+      return { forward, dropped, error: this.#serverError ?? "stream already failed" };
+    if (this.#phase === "server-security" && chunk.length > 0) {
+      this.#phase = "failed";
+      return { forward, dropped, error: "RFB 3.3 client sent before the server chose security" };
+    }
     const fail = (error: string): FilterOutput => {
       this.#phase = "failed";
       this.#heldLength = 0;
@@ -144,6 +191,8 @@ export class RfbViewFilter {
         offset += n;
         continue;
       }
+      if (this.#phase === "server-security")
+        return fail("RFB 3.3 client sent before the server chose security");
       if (this.#phase !== "messages") {
         const phase = this.#phase as keyof typeof HANDSHAKE_BYTES;
         const need = HANDSHAKE_BYTES[phase];
@@ -156,10 +205,12 @@ export class RfbViewFilter {
         this.#heldLength = 0;
         if (phase === "version") {
           const version = step.toString("latin1");
-          if (!/^RFB 003\.00[78]\n$/.test(version))
+          if (!/^RFB 003\.00[378]\n$/.test(version))
             return fail(`unsupported RFB version ${JSON.stringify(version)}`);
           forward.push(step);
-          this.#phase = "security";
+          // In 3.3 the server answers the version with its chosen type (`observeServer`); the
+          // client's next bytes are refused until then (the loop's first check).
+          this.#phase = version === "RFB 003.003\n" ? "server-security" : "security";
         } else if (phase === "security") {
           const type = step[0] as number;
           if (type !== 1 && type !== 2) return fail(`unsupported security type ${type}`);
