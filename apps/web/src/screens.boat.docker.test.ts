@@ -14,12 +14,14 @@
 
 import { computers } from "@rakazo/db";
 import { type BoatEmulator, createMachinePool, startBoatEmulator } from "@rakazo/emulators";
+import { decodeTerminalFrame, terminalData } from "@rakazo/protocol/terminal";
 import { createBoatProvider } from "@rakazo/sandbox/boat";
 import { COMPUTER_IMAGE, requireDocker } from "@rakazo/sandbox/testing";
 import { bundleSupervisor } from "@rakazo/supervisor/bundle";
 import { eq } from "drizzle-orm";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { greenPixel, openScreen, typeIntoScreen } from "./testing/screen-browser.ts";
 import { CHROMIUM, GREEN_PAGE, type ScreenSystem, startScreenSystem } from "./testing/screen-system.ts";
 
@@ -162,5 +164,50 @@ describe.skipIf(gate.skip)(gate.title, () => {
     expect(lines).toContain("screen.proxy.websocket_upgraded");
     expect(lines).not.toContain(portToken);
     expect(lines).not.toContain(API_KEY);
+  }, 240_000);
+
+  it("the Shell opens a real shell through the web proxy and the protected hostPort; releasing control closes it within 1 s (TRM-4..6)", async () => {
+    const botId = tenant.botId;
+    expect((await system.rpc("computer/takeControl", { computerId, botId }, tenant.token)).status).toBe(200);
+    const computer = await system.rpc("computer/get", { computerId }, tenant.token);
+    expect(computer.json.result.capabilities).toEqual({ terminal: true });
+    const minted = await system.rpc("computer/terminalUrl", { computerId, botId }, tenant.token);
+    expect(minted.status, JSON.stringify(minted.json)).toBe(200);
+    const ws = new WebSocket(minted.json.result.websocketUrl as string, { perMessageDeflate: false });
+    let text = "";
+    ws.on("message", (data: Buffer) => {
+      const frame = decodeTerminalFrame(new Uint8Array(data));
+      if (frame.type === "data") text += Buffer.from(frame.data).toString("utf8");
+    });
+    const closed = new Promise<{ code: number; at: number }>((resolve) =>
+      ws.once("close", (code) => resolve({ code, at: Date.now() })),
+    );
+    await new Promise((resolve, reject) => {
+      ws.once("open", resolve);
+      ws.once("error", reject);
+    });
+    ws.send(terminalData(`printf 'S%s uid=%s cwd=%s\\n' -ok "$(id -u)" "$PWD"\r`));
+    const deadline = Date.now() + 30_000;
+    const answer = () => /S-ok uid=(\d+) cwd=(\S+)/.exec(text);
+    while (!answer() && Date.now() < deadline) await new Promise((done) => setTimeout(done, 100));
+    const match = answer();
+    expect(match, `shell output: ${JSON.stringify(text.slice(-300))}`).not.toBeNull();
+    expect(match?.[1]).not.toBe("0");
+    expect(match?.[2]).toMatch(new RegExp(`/bots/${botId}$`));
+
+    const released = Date.now();
+    expect((await system.rpc("computer/releaseControl", { computerId, botId }, tenant.token)).status).toBe(
+      200,
+    );
+    const end = await closed;
+    expect(end.at - released, "the shell closed within 1 s of the release").toBeLessThan(1_000);
+
+    // The hostPort token stayed server-side: not in the answer, not in a log line.
+    const target = await boat.sandbox(ref).screens?.target();
+    const portToken =
+      target?.transport === "http" ? (new URL(target.url).searchParams.get("_token") ?? "") : "";
+    expect(portToken.length).toBeGreaterThan(16);
+    expect(JSON.stringify(minted.json)).not.toContain(portToken);
+    expect(system.logLines.join("\n")).not.toContain(portToken);
   }, 240_000);
 });
