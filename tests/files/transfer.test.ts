@@ -153,7 +153,13 @@ describe("attach_file keeps what it attaches", () => {
 
     const listed = (await rpc("computer/attachments/list", { computerId })).json.result.attachments;
     expect(listed).toEqual([
-      expect.objectContaining({ id: attachmentId, path: "report.csv", size: 8, note: "the report" }),
+      // The workspace path, as files/list names it (the bot attached `report.csv` from its folder).
+      expect.objectContaining({
+        id: attachmentId,
+        path: `bots/${tenant.botId}/report.csv`,
+        size: 8,
+        note: "the report",
+      }),
     ]);
     await rpc("computer/stop", { computerId });
     await eventually(async () =>

@@ -9,7 +9,7 @@ import {
   runContactsExportScenario,
 } from "@rakazo/computer-tools/testing";
 import { createProvider, type Sandbox } from "@rakazo/sandbox";
-import { resolveForBot } from "@rakazo/services";
+import { resolveWorkspacePath } from "@rakazo/services";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COMPUTER_IMAGE } from "../support/docker.ts";
 import { createTestSystem, runningComputer, type TestSystem } from "../support/system.ts";
@@ -114,7 +114,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
       runId: run.id,
       botId: tenant.botId,
       result,
-      read: (path) => text(resolveForBot({ mode: "team" }, tenant.botId, path)),
+      read: (path) => text(resolveWorkspacePath({ mode: "team" }, tenant.botId, path)),
     });
 
     // The page tools drove the bot's own visible desktop (started lazily by browser_navigate).

@@ -8,7 +8,7 @@ import {
   runContactsExportScenario,
   startContactsApp,
 } from "@rakazo/computer-tools/testing";
-import { type BrowserProviderMode, resolveForBot } from "@rakazo/services";
+import { type BrowserProviderMode, resolveWorkspacePath } from "@rakazo/services";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HEADLESS_CHROMIUM } from "../support/headless-browser.ts";
 import { createTestSystem, runningComputer, type TestSystem } from "../support/system.ts";
@@ -74,7 +74,9 @@ describe.each<{ browser: BrowserProviderMode; skip: boolean }>([
         botId: tenant.botId,
         result,
         read: async (path) =>
-          new TextDecoder().decode(await files.read(resolveForBot({ mode: "team" }, tenant.botId, path))),
+          new TextDecoder().decode(
+            await files.read(resolveWorkspacePath({ mode: "team" }, tenant.botId, path)),
+          ),
       });
     },
   );

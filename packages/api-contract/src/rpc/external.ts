@@ -81,7 +81,14 @@ export const externalComputerExec = defineContract({
   output: execResult,
 });
 
-const workspacePath = z.string().min(1).max(4_096);
+/** The one path rule with no bot named (docs/agent-tools.md): relative to the workspace root. */
+const workspacePath = z
+  .string()
+  .min(1)
+  .max(4_096)
+  .describe(
+    "Relative to the workspace root, where exec starts. `..` never leaves the workspace; absolute paths are refused. The answer's `path` is the resolved workspace path.",
+  );
 
 export const externalFileRead = defineContract({
   name: "external/file/read",

@@ -8,10 +8,30 @@ import { attachmentId, botId, computerId, defineContract, timestamp } from "../d
 
 const source = z.enum(["stored", "live"]);
 
+/**
+ * The one path rule of every file RPC (docs/agent-tools.md): relative to the bot's folder when
+ * `botId` is given, to the workspace root when not; answers carry the resolved workspace path.
+ */
+const PATH_RULE =
+  "Relative to the working folder: the bot's folder (bots/<botId>/ on a Team Computer, the root on a Private one) when botId is given, else the workspace root. `..` may climb to shared/ but never out of the workspace; absolute paths are refused. The answer's `path` is the resolved workspace path, valid without botId.";
+const filePath = z.string().min(1).max(4_096).describe(PATH_RULE);
+/** Uploads and writes name their bot, and land inside its folder (INVALID_PATH otherwise). */
+const storedPath = z
+  .string()
+  .min(1)
+  .max(4_096)
+  .describe(`${PATH_RULE} An upload or write must land inside the bot's folder.`);
+/** A bot whose folder relative paths start from (the one path rule); omitted: the workspace root. */
+const workingBot = botId.optional().describe("The bot whose folder relative paths start from.");
+
 export const computerFilesList = defineContract({
   name: "computer/files/list",
   auth: "token",
-  input: z.strictObject({ computerId, path: z.string().max(4_096).default("") }),
+  input: z.strictObject({
+    computerId,
+    botId: workingBot,
+    path: z.string().max(4_096).default("").describe(PATH_RULE),
+  }),
   output: z.strictObject({
     path: z.string(),
     source,
@@ -30,7 +50,7 @@ export const computerFilesList = defineContract({
 export const computerFilesRead = defineContract({
   name: "computer/files/read",
   auth: "token",
-  input: z.strictObject({ computerId, path: z.string().min(1).max(4_096) }),
+  input: z.strictObject({ computerId, botId: workingBot, path: filePath }),
   /** `text` is null when the file is not UTF-8 text (binary files are not previewed). */
   output: z.strictObject({ path: z.string(), size: z.number(), text: z.string().nullable(), source }),
 });
@@ -56,7 +76,7 @@ const downloadedFile = z.strictObject({
 export const computerFilesDownload = defineContract({
   name: "computer/files/download",
   auth: "token",
-  input: z.strictObject({ computerId, path: z.string().min(1).max(4_096) }),
+  input: z.strictObject({ computerId, botId: workingBot, path: filePath }),
   output: downloadedFile,
 });
 
@@ -72,7 +92,7 @@ export const computerFilesUpload = defineContract({
   input: z.strictObject({
     computerId,
     botId,
-    path: z.string().min(1).max(4_096),
+    path: storedPath,
     /** The file's bytes, base64 (standard alphabet). */
     contentBase64: base64.max(MAX_BASE64_CHARS + 4),
   }),
@@ -87,7 +107,7 @@ export const computerFilesWrite = defineContract({
   input: z.strictObject({
     computerId,
     botId,
-    path: z.string().min(1).max(4_096),
+    path: storedPath,
     text: z.string().max(MAX_ATTACHMENT_BYTES),
   }),
   output: z.strictObject({ path: z.string(), size: z.number().int() }),
@@ -97,7 +117,7 @@ const attachmentView = z.strictObject({
   id: z.string(),
   computerId: z.string(),
   botId: z.string(),
-  /** The path the bot attached, relative to its folder. */
+  /** The workspace path of the attached file (as files/list names it). */
   path: z.string(),
   name: z.string(),
   size: z.number().int(),

@@ -12,7 +12,7 @@ import { type DownloadedFile, downloaded } from "../computers/file-transfer.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 import type { FencedTarget } from "./fenced.ts";
-import { readAgentFile } from "./files.ts";
+import { readAgentFileAt } from "./files.ts";
 
 export interface AttachmentView {
   readonly id: string;
@@ -30,14 +30,15 @@ export async function attachAgentFile(
   caller: Caller,
   input: FencedTarget & { path: string; note?: string; runId?: string },
 ): Promise<AttachmentView> {
-  const bytes = await readAgentFile(ctx, caller, { ...input, maxBytes: MAX_ATTACHMENT_BYTES });
+  const { path, bytes } = await readAgentFileAt(ctx, caller, { ...input, maxBytes: MAX_ATTACHMENT_BYTES });
   const row = {
     id: newId("attachment"),
     computerId: input.computerId,
     botId: input.botId,
     runId: input.runId ?? null,
-    path: input.path,
-    name: posix.basename(input.path),
+    // The workspace path (as computer/files/list names it), not the bot's relative one.
+    path,
+    name: posix.basename(path),
     size: bytes.byteLength,
     note: input.note ?? null,
     content: bytes,

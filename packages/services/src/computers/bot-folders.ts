@@ -25,19 +25,25 @@ export function botFolder(computer: Placement, botId: string): string {
 }
 
 /**
- * A path the bot gave (relative to its folder) as a workspace-relative path. `..` may climb out
- * of the bot's folder (to `shared/`) but never out of the workspace; absolute paths are refused,
- * as every workspace path is.
+ * The one path rule of every file surface (docs/agent-tools.md, "One path rule for every file
+ * surface"): a path is relative to a working folder — the named bot's folder when the call names
+ * a bot (`bots/<bot-id>/` on a Team Computer, the root on a Private one), the workspace root when
+ * it names none — and resolves to the workspace-relative path every answer carries. `..` may
+ * climb out of the bot's folder (to `shared/`) but never out of the workspace; absolute paths and
+ * NUL bytes are refused. Resolution is lexical (nothing is looked up or followed here); the
+ * providers' own rules on the resolved path (no symlink following, docs/security.md) still apply.
  */
-export function resolveForBot(computer: Placement, botId: string, path: string): string {
+export function resolveWorkspacePath(computer: Placement, botId: string | undefined, path: string): string {
   if (path.includes("\0")) throw new AppError("INVALID_PATH", "path contains a NUL byte");
   if (path.startsWith("/")) {
     throw new AppError(
       "INVALID_PATH",
-      "path must be relative to your folder (use ../../shared/ for shared work)",
+      botId === undefined
+        ? "path must be relative to the workspace"
+        : "path must be relative to the bot's folder (use ../../shared/ for shared work)",
     );
   }
-  const parts = botFolder(computer, botId).split("/").filter(Boolean);
+  const parts = botId === undefined ? [] : botFolder(computer, botId).split("/").filter(Boolean);
   for (const part of path.split("/")) {
     if (part === "" || part === ".") continue;
     if (part === "..") {

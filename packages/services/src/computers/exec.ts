@@ -3,7 +3,7 @@ import { assertFence } from "../runs/leases.ts";
 import { viaProvider } from "../sandbox-errors.ts";
 import { requireComputer } from "./access.ts";
 import { requireBotOnComputer, touchComputer } from "./activity.ts";
-import { ensureBotFolder, resolveForBot } from "./bot-folders.ts";
+import { ensureBotFolder, resolveWorkspacePath } from "./bot-folders.ts";
 import { machineFor } from "./first-use.ts";
 
 export interface ExecComputerInput {
@@ -45,7 +45,7 @@ export async function execComputer(
   // A bot's shell starts in its own folder (CMP-1); its cwd is relative to that folder.
   let cwd = input.cwd;
   if (input.lease) {
-    cwd = resolveForBot(computer, input.lease.botId, input.cwd ?? "");
+    cwd = resolveWorkspacePath(computer, input.lease.botId, input.cwd ?? "");
     await ensureBotFolder(sandbox, computer, input.lease.botId);
   }
   const result = await viaProvider(() =>

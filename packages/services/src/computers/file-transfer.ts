@@ -12,7 +12,8 @@ import { liveControlLease } from "../runs/leases.ts";
 import { viaProvider } from "../sandbox-errors.ts";
 import { requireComputer, requireRunningMachine } from "./access.ts";
 import { requireBotOnComputer, touchComputer } from "./activity.ts";
-import { botFolder, resolveForBot } from "./bot-folders.ts";
+import { botFolder, resolveWorkspacePath } from "./bot-folders.ts";
+import { personPath } from "./files.ts";
 
 export interface DownloadedFile {
   readonly path: string;
@@ -24,12 +25,13 @@ export interface DownloadedFile {
 export async function downloadComputerFile(
   ctx: ServiceContext,
   caller: Caller,
-  input: { computerId: string; path: string },
+  input: { computerId: string; botId?: string | undefined; path: string },
 ): Promise<DownloadedFile> {
   const computer = await requireComputer(ctx, caller, input.computerId);
+  const path = await personPath(ctx, computer, input);
   const sandbox = requireRunningMachine(ctx, computer);
-  const bytes = await viaProvider(() => sandbox.files.read(input.path, { maxBytes: MAX_ATTACHMENT_BYTES }));
-  return downloaded(input.path, bytes);
+  const bytes = await viaProvider(() => sandbox.files.read(path, { maxBytes: MAX_ATTACHMENT_BYTES }));
+  return downloaded(path, bytes);
 }
 
 export function downloaded(path: string, bytes: Uint8Array): DownloadedFile {
@@ -88,7 +90,8 @@ async function storeForPerson(
     throw new AppError("NOT_IN_CONTROL", "take control of this bot's computer to change its files");
   }
   const sandbox = requireRunningMachine(ctx, computer);
-  const path = resolveForBot(computer, input.botId, input.path);
+  // The one path rule, with the bot named: relative to its folder (resolveWorkspacePath).
+  const path = resolveWorkspacePath(computer, input.botId, input.path);
   const folder = botFolder(computer, input.botId);
   if (path === "" || (folder !== "" && !path.startsWith(`${folder}/`))) {
     throw new AppError("INVALID_PATH", "uploads land in the bot's folder");

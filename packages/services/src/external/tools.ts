@@ -7,6 +7,7 @@
 import type { PageAction, PageActResult, PageNavigation, PageSnapshot } from "@rakazo/sandbox";
 import { defaultBrowserMode, pageBrowserOf } from "../agent/page.ts";
 import { requireBotOnComputer, touchComputer } from "../computers/activity.ts";
+import { resolveWorkspacePath } from "../computers/bot-folders.ts";
 import { checkDriver, type ObserveResult, observeDesktop } from "../computers/desktop.ts";
 import { type ExecComputerResult, execComputer } from "../computers/exec.ts";
 import { machineFor } from "../computers/first-use.ts";
@@ -45,17 +46,17 @@ export async function readExternalFile(
   ctx: ServiceContext,
   input: { readonly computerId: string; readonly path: string },
 ): Promise<{ path: string; content: string; bytes: number }> {
-  const { sandbox } = await externalMachine(ctx, input.computerId);
-  const bytes = await viaProvider(() =>
-    sandbox.files.read(input.path, { maxBytes: EXTERNAL_FILE_MAX_BYTES }),
-  );
+  const { row, sandbox } = await externalMachine(ctx, input.computerId);
+  // The one path rule with no bot named: relative to the workspace root, as exec's default cwd.
+  const path = resolveWorkspacePath(row, undefined, input.path);
+  const bytes = await viaProvider(() => sandbox.files.read(path, { maxBytes: EXTERNAL_FILE_MAX_BYTES }));
   let content: string;
   try {
     content = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     throw new AppError("INVALID_INPUT", "the file is not UTF-8 text");
   }
-  return { path: input.path, content, bytes: bytes.byteLength };
+  return { path, content, bytes: bytes.byteLength };
 }
 
 export async function writeExternalFile(
@@ -69,9 +70,10 @@ export async function writeExternalFile(
       `a file written in one call holds at most ${EXTERNAL_FILE_MAX_BYTES} bytes`,
     );
   }
-  const { sandbox } = await externalMachine(ctx, input.computerId);
-  await viaProvider(() => sandbox.files.write(input.path, data));
-  return { path: input.path, bytes: data.byteLength };
+  const { row, sandbox } = await externalMachine(ctx, input.computerId);
+  const path = resolveWorkspacePath(row, undefined, input.path);
+  await viaProvider(() => sandbox.files.write(path, data));
+  return { path, bytes: data.byteLength };
 }
 
 interface ScreenTarget {
