@@ -8,6 +8,16 @@ const sha = (token: string) => createHash("sha256").update(token).digest("hex");
 const base = { RAKAZO_EXTERNAL_TOKEN: "e".repeat(40), RAKAZO_API_URL: "http://127.0.0.1:8787" };
 const A = "a".repeat(40);
 const B = "b".repeat(40);
+/** The ConfigError message parsing `env` fails with. */
+const refused = (env: Record<string, string>, files?: { readFile: (path: string) => string }) => {
+  try {
+    parseBridgeEnv({ ...base, ...env }, files);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error("accepted");
+};
 
 describe("parseBridgeEnv: clients", () => {
   it("BRIDGE_TOKEN alone is the client default, hashed; its plain text is not in the result", () => {
@@ -31,15 +41,6 @@ describe("parseBridgeEnv: clients", () => {
   });
 
   it("mistakes are refused, naming the entry", () => {
-    const refused = (env: Record<string, string>, files?: { readFile: (path: string) => string }) => {
-      try {
-        parseBridgeEnv({ ...base, ...env }, files);
-      } catch (error) {
-        expect(error).toBeInstanceOf(ConfigError);
-        return (error as Error).message;
-      }
-      throw new Error("accepted");
-    };
     expect(refused({})).toMatch(/no clients/);
     expect(refused({ BRIDGE_TOKEN: "short" })).toMatch(/BRIDGE_TOKEN must be at least 32/);
     // A token pasted in plain text, a bad name, a missing hash.
@@ -68,5 +69,27 @@ describe("parseBridgeEnv: clients", () => {
     ).toMatch(/cannot read \/missing: ENOENT/);
     expect(refused({ BRIDGE_TOKENS_FILE: "/t" })).toMatch(/no file reader/);
     expect(refused({ BRIDGE_TOKEN: A, BRIDGE_MCP_IDLE_SECONDS: "0" })).toMatch(/BRIDGE_MCP_IDLE_SECONDS/);
+  });
+
+  it("allowed origins are serialized origins; the key prefix ends in / and has no colon", () => {
+    const env = parseBridgeEnv({
+      ...base,
+      BRIDGE_TOKEN: A,
+      BRIDGE_ALLOWED_ORIGINS: " https://App.Example ,http://localhost:5173/,https://x.example:443",
+      BRIDGE_KEY_PREFIX: "acme.prod/",
+    });
+    expect(env.BRIDGE_ALLOWED_ORIGINS).toEqual([
+      "https://app.example",
+      "http://localhost:5173",
+      "https://x.example",
+    ]);
+    expect(env.BRIDGE_KEY_PREFIX).toBe("acme.prod/");
+    expect(parseBridgeEnv({ ...base, BRIDGE_TOKEN: A })).toMatchObject({ BRIDGE_ALLOWED_ORIGINS: [] });
+    for (const origin of ["https://app.example/path", "*", "ftp://x.example", "https://a.example?x"]) {
+      expect(refused({ BRIDGE_TOKEN: A, BRIDGE_ALLOWED_ORIGINS: origin })).toMatch(/is not an origin/);
+    }
+    for (const prefix of ["acme", "team:x/", "a/b/", "/"]) {
+      expect(refused({ BRIDGE_TOKEN: A, BRIDGE_KEY_PREFIX: prefix })).toMatch(/BRIDGE_KEY_PREFIX/);
+    }
   });
 });

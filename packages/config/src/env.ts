@@ -218,6 +218,8 @@ export const webEnvSchema = z.object({
  * its callers (clients: one per agent harness) hold only their own bridge token. Not part of the
  * launcher's runtime slice: it runs beside a deployment, often on another machine.
  */
+/** A key prefix has no `:` (so it is never a kind like `conversation:`) and ends in `/`. */
+const BRIDGE_KEY_PREFIX_PATTERN = /^[a-z0-9][a-z0-9._-]{0,39}\/$/;
 const secret = (name: string) =>
   z.string().min(32, `${name} must be at least 32 characters (openssl rand -hex 32)`);
 export const bridgeEnvSchema = z.object({
@@ -237,7 +239,51 @@ export const bridgeEnvSchema = z.object({
   RAKAZO_API_URL: z.url(),
   BRIDGE_HOST: z.string().default("127.0.0.1"),
   BRIDGE_PORT: port.default(7400),
+  /**
+   * Browser origins allowed to call the bridge (`https://app.example,http://localhost:5173`), given
+   * CORS answers. A request with no Origin (any non-browser client) is always allowed; loopback
+   * origins are allowed too while BRIDGE_HOST is a loopback address. Any other Origin gets 403.
+   */
+  BRIDGE_ALLOWED_ORIGINS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const origins: string[] = [];
+      for (const entry of (value ?? "").split(",").map((e) => e.trim())) {
+        if (entry === "") continue;
+        const origin = originOf(entry);
+        if (origin === undefined) {
+          ctx.addIssue({
+            code: "custom",
+            message: `${entry.slice(0, 80)} is not an origin (scheme://host[:port], nothing after it)`,
+          });
+          return z.NEVER;
+        }
+        origins.push(origin);
+      }
+      return origins;
+    }),
+  /**
+   * Put in front of every computer key and screen this bridge derives (docs/external.md
+   * "Identity is derived"): bridges of separate deployments sharing one API keep apart.
+   */
+  BRIDGE_KEY_PREFIX: z
+    .string()
+    .regex(BRIDGE_KEY_PREFIX_PATTERN, "BRIDGE_KEY_PREFIX must be 1-40 of a-z 0-9 . _ - followed by /")
+    .optional(),
 });
+
+/** `text` as a serialized origin (lowercase, default port left out), or undefined if it is more. */
+function originOf(text: string): string | undefined {
+  try {
+    const url = new URL(text);
+    if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+    const bare = url.pathname === "/" && !url.search && !url.hash && !url.username && !url.password;
+    return bare && !text.endsWith("#") && !text.endsWith("?") ? url.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * A bridge client's name. It prefixes the client's computer keys (`client:<name>/…`), so it has
