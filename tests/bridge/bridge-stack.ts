@@ -44,8 +44,8 @@ export function useBridgeStack(label: string, bridgeEnv: ExternalStackOptions["b
       return new Map(listed.map((c) => [c.computerId, { key: c.key, state: c.state }]));
     },
     /** An MCP session as `client`, for `conversation`. */
-    mcpSession: (client: BridgeClient, conversation: string) =>
-      openMcpSession(stack().bridgeUrl(), token(client), conversation, `${label}-${client}`),
+    mcpSession: (client: BridgeClient, conversation: string, headers?: Record<string, string>) =>
+      openMcpSession(stack().bridgeUrl(), token(client), conversation, `${label}-${client}`, headers),
     /** One JSON-RPC message to POST /mcp by hand, outside any SDK session unless `sessionId` says. */
     postMcp(bearer: string, message: unknown, sessionId?: string): Promise<Response> {
       return fetch(`${stack().bridgeUrl()}/mcp`, {

@@ -5,9 +5,18 @@ import { expect } from "vitest";
 
 type CallResult = { content: { type: string; text?: string }[]; isError?: boolean };
 
-export async function openMcpSession(bridgeUrl: string, bearer: string, conversation: string, label: string) {
+export async function openMcpSession(
+  bridgeUrl: string,
+  bearer: string,
+  conversation: string,
+  label: string,
+  /** More headers on every request, e.g. a browser's `origin`. */
+  headers: Record<string, string> = {},
+) {
   const transport = new StreamableHTTPClientTransport(new URL(`${bridgeUrl}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${bearer}`, "x-rakazo-conversation": conversation } },
+    requestInit: {
+      headers: { authorization: `Bearer ${bearer}`, "x-rakazo-conversation": conversation, ...headers },
+    },
   });
   const mcp = new Client({ name: label, version: "1.0.0" });
   await mcp.connect(transport);
@@ -16,6 +25,8 @@ export async function openMcpSession(bridgeUrl: string, bearer: string, conversa
   return {
     sessionId: transport.sessionId as string,
     raw,
+    /** The session's tools as the server lists them. */
+    listTools: async () => (await mcp.listTools()).tools,
     /** A tool call that must succeed; its JSON text answer, parsed. */
     async call(name: string, args: Record<string, unknown> = {}) {
       const result = await raw(name, args);

@@ -14,19 +14,43 @@
  * - a hold adopted while another was live does not: its release leaves the computer running;
  * - an owning hold released without `keep` while others remain passes ownership to them, so the
  *   last of them disposes; released with `keep`, ownership ends and the computer outlives them.
+ *
+ * Memory stays bounded however often callers adopt:
+ * - one client holds at most `HOLDS_PER_SCOPE` capabilities for one scope (key and screen): the
+ *   next adoption evicts the oldest, which then answers `NOT_FOUND` like a revoked one (an owning
+ *   evicted hold passes ownership to the newest on that computer);
+ * - a destroyed computer's capabilities are remembered (their hashes, at most `DESTROYED_KEPT`
+ *   for `DESTROYED_TTL_MS`) so a retried destroy answers like the API's idempotent one. Only a
+ *   capability this bridge minted and saw destroyed gets that answer: any other is `NOT_FOUND`.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { type ExternalClient, RakazoApiError } from "@rakazo/client";
 import { BridgeError } from "./errors.ts";
 import { identityOf, type Scope } from "./scope.ts";
 
+/** Capabilities one client holds for one scope; the next adoption evicts the oldest. */
+const HOLDS_PER_SCOPE = 8;
+/** How many destroyed capabilities a retried destroy is recognised by, and for how long. */
+const DESTROYED_KEPT = 4_096;
+const DESTROYED_TTL_MS = 60 * 60 * 1_000;
+
 interface Grant {
   readonly computerId: string;
+  /** The API's computer key: with `screen`, the scope whose holds `HOLDS_PER_SCOPE` bounds. */
+  readonly key: string;
   readonly screen: string;
   readonly hash: Buffer;
   /** The client that minted it: only that client's calls may present it. */
   readonly client: string;
   owns: boolean;
+}
+
+/** What a destroyed capability still proves: who held it, on which computer, until when. */
+interface Destroyed {
+  readonly computerId: string;
+  readonly client: string;
+  readonly hash: Buffer;
+  readonly until: number;
 }
 
 const hashOf = (capability: string): Buffer => createHash("sha256").update(capability).digest();
@@ -53,21 +77,26 @@ export class Computers {
   readonly #api: ExternalClient;
   /** Capability hashes by hex digest (the lookup key is itself a hash, never the secret). */
   readonly #grants = new Map<string, Grant>();
+  /** Destroyed capabilities by hex digest, oldest first. */
+  readonly #destroyed = new Map<string, Destroyed>();
   readonly #queues = new Map<string, Promise<unknown>>();
+  readonly #keyPrefix: string;
 
-  constructor(api: ExternalClient) {
+  constructor(api: ExternalClient, options: { readonly keyPrefix?: string | undefined } = {}) {
     this.#api = api;
+    this.#keyPrefix = options.keyPrefix ?? "";
   }
 
   /** Create-or-adopt the scope's computer; the capability is returned here and never again. */
   async create(client: string, scope: Scope) {
-    const { key, screen } = identityOf(scope, client);
+    const { key, screen } = identityOf(scope, client, this.#keyPrefix);
     const made = await this.#call(() => this.#api.call("external/computer/create", { key, screen }));
     const capability = `rcap_${randomBytes(32).toString("base64url")}`;
     const hash = hashOf(capability);
     const computerId = made.computer.computerId;
     const owns = made.created || this.#holdsOn(computerId).length === 0;
-    this.#grants.set(hash.toString("hex"), { computerId, screen, hash, client, owns });
+    this.#grants.set(hash.toString("hex"), { computerId, key, screen, hash, client, owns });
+    this.#evictOverCap(client, key, screen);
     return {
       computerId: made.computer.computerId,
       capability,
@@ -80,7 +109,7 @@ export class Computers {
 
   /** The scope's computers as the API knows them (no capabilities: adopt to get one). */
   async list(client: string, scope: Scope) {
-    const { key } = identityOf(scope, client);
+    const { key } = identityOf(scope, client, this.#keyPrefix);
     const all = await this.#call(() => this.#api.call("external/computer/list", {}));
     return all.filter((computer) => computer.key === key);
   }
@@ -117,8 +146,15 @@ export class Computers {
     return this.#call(() => work({ computerId: grant.computerId, screen: grant.screen }));
   }
 
-  /** Destroys the computer and revokes every capability for it. */
+  /**
+   * Destroys the computer and revokes every capability for it. Retried with a capability that
+   * destroy revoked, it answers the API's idempotent answer again (`destroyed: false`).
+   */
   async destroy(client: string, held: Held) {
+    if (this.#wasDestroyed(client, held)) {
+      const { computerId } = held;
+      return this.#call(() => this.#api.call("external/computer/destroy", { computerId }));
+    }
     return this.use(client, held, async ({ computerId }) => {
       const result = await this.#api.call("external/computer/destroy", { computerId });
       this.#revokeAll(computerId);
@@ -179,8 +215,48 @@ export class Computers {
     return [...this.#grants.values()].filter((grant) => grant.computerId === computerId);
   }
 
+  /** Revokes every capability for a destroyed computer, remembering them for a retried destroy. */
   #revokeAll(computerId: string): void {
-    for (const [id, grant] of this.#grants) if (grant.computerId === computerId) this.#grants.delete(id);
+    const now = Date.now();
+    for (const [id, grant] of this.#grants) {
+      if (grant.computerId !== computerId) continue;
+      this.#grants.delete(id);
+      this.#destroyed.delete(id);
+      const { client, hash } = grant;
+      this.#destroyed.set(id, { computerId, client, hash, until: now + DESTROYED_TTL_MS });
+    }
+    // Oldest first: drop the expired, then whatever is past the size bound.
+    for (const [id, gone] of this.#destroyed) {
+      if (gone.until > now && this.#destroyed.size <= DESTROYED_KEPT) break;
+      this.#destroyed.delete(id);
+    }
+  }
+
+  /** Whether `held` is a capability `client` held on that computer when this bridge destroyed it. */
+  #wasDestroyed(client: string, held: Held): boolean {
+    const hash = hashOf(typeof held.capability === "string" ? held.capability : "");
+    const gone = this.#destroyed.get(hash.toString("hex"));
+    return (
+      gone !== undefined &&
+      gone.until > Date.now() &&
+      timingSafeEqual(gone.hash, hash) &&
+      gone.computerId === held.computerId &&
+      gone.client === client
+    );
+  }
+
+  /** Past `HOLDS_PER_SCOPE` holds of one client on one scope, the oldest are evicted. */
+  #evictOverCap(client: string, key: string, screen: string): void {
+    const same = [...this.#grants.entries()].filter(
+      ([, grant]) => grant.client === client && grant.key === key && grant.screen === screen,
+    );
+    for (const [id, evicted] of same.slice(0, Math.max(0, same.length - HOLDS_PER_SCOPE))) {
+      this.#grants.delete(id);
+      if (!evicted.owns) continue;
+      // Ownership of disposal stays on the computer: with its newest hold.
+      const heir = this.#holdsOn(evicted.computerId).at(-1);
+      if (heir) heir.owns = true;
+    }
   }
 
   /** API refusals keep their code and status; anything else is a gateway failure. */
@@ -194,7 +270,7 @@ export class Computers {
         if (error.code === "UNAUTHENTICATED" || error.code === "UNKNOWN_RPC") {
           throw new BridgeError("BAD_GATEWAY", "the API refused the bridge's external token", 502);
         }
-        throw new BridgeError(error.code, error.message, error.status);
+        throw new BridgeError(error.code, error.message, error.status, error.details);
       }
       throw new BridgeError("BAD_GATEWAY", `the API could not be reached: ${(error as Error).message}`, 502);
     }

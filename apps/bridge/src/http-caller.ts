@@ -18,13 +18,14 @@ export function httpToolCaller(
     );
     const json = (await response.json().catch(() => null)) as {
       result?: unknown;
-      error?: { code: string; message: string };
+      error?: { code: string; message: string; details?: Record<string, unknown> };
     } | null;
     if (!response.ok || !json || !("result" in json)) {
       throw new BridgeError(
         json?.error?.code ?? "BAD_GATEWAY",
         json?.error?.message ?? `HTTP ${response.status}`,
         response.status,
+        json?.error?.details,
       );
     }
     return json.result;

@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { serve } from "@hono/node-server";
 import { parseBridgeEnv } from "@rakazo/config";
 import { createLogger } from "@rakazo/log";
+import { isLoopbackHost } from "./origins.ts";
 import { createBridge } from "./server.ts";
 
 const env = parseBridgeEnv(process.env, { readFile: (path) => readFileSync(path, "utf8") });
@@ -18,6 +19,8 @@ const bridge = createBridge({
     idleMs: env.BRIDGE_MCP_IDLE_SECONDS * 1_000,
     maxPerClient: env.BRIDGE_MCP_MAX_SESSIONS_PER_CLIENT,
   },
+  origins: { allowed: env.BRIDGE_ALLOWED_ORIGINS, loopback: isLoopbackHost(env.BRIDGE_HOST) },
+  keyPrefix: env.BRIDGE_KEY_PREFIX,
   log,
 });
 log.info("bridge.clients", { clients: env.clients.map((client) => client.name) });

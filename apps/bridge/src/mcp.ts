@@ -9,10 +9,18 @@
  * The same server runs over stdio (stdio.ts: a child of the harness, speaking to the bridge
  * over HTTP with BRIDGE_TOKEN) and over streamable HTTP at the bridge's `/mcp` (server.ts).
  */
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { BridgeError } from "./errors.ts";
-import type { ToolName } from "./tools.ts";
+import { pageActions, type ToolName } from "./tools.ts";
 
 /** Runs one bridge tool: in-process at the bridge, or over HTTP from the stdio server. */
 export type ToolCaller = (name: ToolName, body: Record<string, unknown>) => Promise<unknown>;
@@ -27,18 +35,64 @@ interface Holding {
   readonly keep: boolean;
 }
 
-type ToolResult = {
-  content: ({ type: "text"; text: string } | { type: "image"; data: string; mimeType: string })[];
-  isError?: boolean;
-};
+type ToolResult = CallToolResult;
 
 const text = (value: unknown): ToolResult => ({
   content: [{ type: "text", text: typeof value === "string" ? value : JSON.stringify(value, null, 2) }],
 });
 
+/** A failure as the model reads it: the stable code first, then the message and any details. */
+const failure = (code: string, message: string, details?: Record<string, unknown>): ToolResult => ({
+  content: [
+    {
+      type: "text",
+      text: `${code}: ${message}${details === undefined ? "" : `\n${JSON.stringify(details, null, 2)}`}`,
+    },
+  ],
+  isError: true,
+});
+
+/**
+ * MCP's tool hints, all four stated for every tool (clients assume the worst of a missing one):
+ * a read-only tool changes nothing; a destructive one may change or delete what is there (a
+ * shell command may do anything); an idempotent one repeated with the same input changes
+ * nothing more; an open-world one may reach beyond the computer (the web, the network).
+ */
+interface Hints {
+  readonly readOnlyHint: boolean;
+  readonly destructiveHint: boolean;
+  readonly idempotentHint: boolean;
+  readonly openWorldHint: boolean;
+}
+const READS: Hints = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+/** Runs whatever it is given: a command or a page action can change, delete or send anything. */
+const RUNS: Hints = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: false,
+  openWorldHint: true,
+};
+
+/** Destroyed computers a session still answers a retried destroy for. */
+const DESTROYED_REMEMBERED = 64;
+
+/** Which session tools there are: the SDK lists them, with JSON Schema 2020-12 inputs. */
+interface SessionTool {
+  readonly definition: Tool;
+  readonly input: z.ZodType;
+  readonly run: (args: never) => Promise<ToolResult>;
+}
+
 /** One harness session's MCP server and what it holds. */
 export function createMcpSession(call: ToolCaller, defaults: SessionDefaults) {
   const held = new Map<string, Holding>();
+  /** Computers this session destroyed, by id: their last capability, for a retried destroy. */
+  const destroyed = new Map<string, string>();
   let current: string | undefined;
 
   const target = (computerId?: string) => {
@@ -53,35 +107,54 @@ export function createMcpSession(call: ToolCaller, defaults: SessionDefaults) {
     return { computerId: id, capability: holding.capability };
   };
 
-  const guarded =
-    <A>(work: (args: A) => Promise<ToolResult>) =>
-    async (args: A): Promise<ToolResult> => {
-      try {
-        return await work(args);
-      } catch (error) {
-        const code = error instanceof BridgeError ? error.code : "INTERNAL";
-        return { content: [{ type: "text", text: `${code}: ${(error as Error).message}` }], isError: true };
-      }
-    };
+  const tools = new Map<string, SessionTool>();
+  /**
+   * Registers a tool. Its input is a strict object, listed as JSON Schema 2020-12 (what MCP
+   * names as the default dialect; the SDK's own conversion pins draft-07) and validated here, so
+   * a bad argument is a tool error the model can read (`INVALID_INPUT: path: message`).
+   */
+  const tool = <S extends z.ZodRawShape>(
+    name: string,
+    spec: { title: string; description: string; input: S; hints: Hints },
+    run: (args: z.infer<z.ZodObject<S>>) => Promise<ToolResult>,
+  ): void => {
+    const input = z.strictObject(spec.input);
+    const { $schema, ...schema } = z.toJSONSchema(input, { target: "draft-2020-12", io: "input" });
+    tools.set(name, {
+      definition: {
+        name,
+        title: spec.title,
+        description: spec.description,
+        inputSchema: { $schema, ...schema, type: "object" } as Tool["inputSchema"],
+        annotations: { title: spec.title, ...spec.hints },
+      },
+      input,
+      run: run as SessionTool["run"],
+    });
+  };
 
-  const server = new McpServer({ name: "rakazo-bridge", version: "0.1.0" });
   const computerId = z
     .string()
+    .min(1)
+    .max(100)
     .optional()
     .describe("A computer of this session; default: the last one created");
 
-  server.registerTool(
+  tool(
     "rakazo_computer_create",
     {
+      title: "Create or adopt a computer",
       description:
         "Create or re-adopt this conversation's computer (a Linux desktop with a browser). share: the Team's computer with a screen of your own; account: one long-lived computer for every conversation naming it. keep: leave it running when the session ends.",
-      inputSchema: {
+      input: {
         share: z.boolean().optional(),
         account: z.string().min(1).max(160).optional(),
         keep: z.boolean().optional(),
       },
+      // The same scope always names the same computer: creating again adopts it.
+      hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    guarded(async (args) => {
+    async (args) => {
       const scope = {
         conversationId: defaults.conversationId,
         ...(defaults.teamRoot !== undefined ? { teamRoot: defaults.teamRoot } : {}),
@@ -103,67 +176,79 @@ export function createMcpSession(call: ToolCaller, defaults: SessionDefaults) {
         capability: already?.capability ?? made.capability,
         keep: args.keep ?? already?.keep ?? false,
       });
+      destroyed.delete(made.computerId);
       current = made.computerId;
       const { capability: _, ...shown } = made as Record<string, unknown>;
       return text(shown);
-    }),
+    },
   );
 
-  server.registerTool(
+  tool(
     "rakazo_computers",
     {
+      title: "List computers",
       description: "List this session's computers, or report one's state and screens with computerId.",
-      inputSchema: { computerId },
+      input: { computerId },
+      hints: READS,
     },
-    guarded(async (args) => {
+    async (args) => {
       if (args.computerId === undefined) {
         return text(
           [...held.entries()].map(([id, h]) => ({ computerId: id, keep: h.keep, current: id === current })),
         );
       }
       return text(await call("computers", target(args.computerId)));
-    }),
+    },
   );
 
-  server.registerTool(
+  tool(
     "rakazo_computer_exec",
     {
+      title: "Run a command",
       description: "Run one argv command in the workspace (no shell: spell out bash -lc yourself).",
-      inputSchema: {
+      input: {
         computerId,
-        argv: z.array(z.string()).min(1),
-        cwd: z.string().optional(),
+        argv: z.array(z.string()).min(1).max(1_000),
+        cwd: z.string().max(4_096).optional(),
         timeoutMs: z.number().int().min(1).max(600_000).optional(),
       },
+      hints: RUNS,
     },
-    guarded(async ({ computerId: id, ...command }) =>
+    async ({ computerId: id, ...command }) =>
       text(await call("computer_exec", { ...target(id), ...command })),
-    ),
   );
 
-  server.registerTool(
+  tool(
     "rakazo_file",
     {
-      description: "Read or write one workspace-relative text file.",
-      inputSchema: {
+      title: "Read or write a file",
+      description:
+        "Read or write one workspace-relative text file (write needs content; it replaces the file).",
+      input: {
         computerId,
         op: z.enum(["read", "write"]),
-        path: z.string().min(1),
+        path: z.string().min(1).max(4_096),
         content: z.string().optional(),
       },
+      // Writing replaces what was there; writing the same content again changes nothing more.
+      hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
-    guarded(async ({ computerId: id, op, path, content }) => {
-      if (op === "write" && content === undefined)
-        throw new BridgeError("INVALID_INPUT", "write needs content");
+    async ({ computerId: id, op, path, content }) => {
+      if (op === "write" && content === undefined) return failure("INVALID_INPUT", "write needs content");
       const body = op === "read" ? { op, path } : { op, path, content };
       return text(await call("file", { ...target(id), ...body }));
-    }),
+    },
   );
 
-  server.registerTool(
+  tool(
     "rakazo_computer_observe",
-    { description: "Screenshot this session's screen on the computer.", inputSchema: { computerId } },
-    guarded(async ({ computerId: id }) => {
+    {
+      title: "Screenshot",
+      description: "Screenshot this session's screen on the computer.",
+      input: { computerId },
+      hints: READS,
+    },
+    async ({ computerId: id }) => {
       const frame = (await call("computer_observe", target(id))) as {
         pngBase64: string;
         width: number;
@@ -175,101 +260,153 @@ export function createMcpSession(call: ToolCaller, defaults: SessionDefaults) {
           { type: "text", text: `${frame.width}x${frame.height}` },
         ],
       };
-    }),
+    },
   );
 
-  server.registerTool(
+  tool(
     "rakazo_computer_browser",
     {
+      title: "Drive the browser",
       description:
-        "Drive this session's browser: navigate to url, snapshot the page (text and element refs), or act on refs (click, fill, select, check, press, scroll, wait).",
-      inputSchema: {
+        "Drive this session's browser: navigate to url, snapshot the page (text and element refs), or act on refs with actions (click, fill, select, check, press, scroll, wait; run in order, stopping at the first that fails). A failed action is an error with its code (STALE_REF: take a new snapshot) and how many actions completed.",
+      input: {
         computerId,
         action: z.enum(["navigate", "snapshot", "act"]),
-        url: z.string().optional(),
-        actions: z.array(z.record(z.string(), z.unknown())).optional(),
+        url: z.string().min(1).max(8_192).optional().describe("navigate: an http(s) URL"),
+        actions: pageActions.optional().describe("act: the page actions, in order"),
       },
+      hints: RUNS,
     },
-    guarded(async ({ computerId: id, action, url, actions }) => {
+    async ({ computerId: id, action, url, actions }) => {
+      if (action === "navigate" && url === undefined) return failure("INVALID_INPUT", "navigate needs url");
+      if (action === "act" && actions === undefined) return failure("INVALID_INPUT", "act needs actions");
       const body =
         action === "navigate" ? { action, url } : action === "act" ? { action, actions } : { action };
       return text(await call("computer_browser", { ...target(id), ...body }));
-    }),
+    },
   );
 
-  server.registerTool(
+  tool(
     "rakazo_process",
     {
+      title: "Background commands",
       description:
         "Background commands: start one (argv, no shell) and get a handle; read its output from a byte offset (since: 0, then each answer's next; waitMs to wait for more) with running/exitCode; kill its whole process group.",
-      inputSchema: {
+      input: {
         computerId,
         op: z.enum(["start", "read", "kill"]),
-        argv: z.array(z.string()).min(1).optional(),
-        cwd: z.string().optional(),
-        handle: z.string().optional(),
+        argv: z.array(z.string()).min(1).max(1_000).optional(),
+        cwd: z.string().max(4_096).optional(),
+        handle: z.string().min(1).max(100).optional(),
         since: z.number().int().min(0).optional(),
         waitMs: z.number().int().min(0).max(30_000).optional(),
         signal: z.enum(["SIGTERM", "SIGKILL", "SIGINT", "SIGHUP"]).optional(),
       },
+      hints: RUNS,
     },
-    guarded(async ({ computerId: id, op, ...rest }) => {
-      if (op === "start" && rest.argv === undefined)
-        throw new BridgeError("INVALID_INPUT", "start needs argv");
-      if (op !== "start" && rest.handle === undefined)
-        throw new BridgeError("INVALID_INPUT", `${op} needs handle`);
+    async ({ computerId: id, op, ...rest }) => {
+      if (op === "start" && rest.argv === undefined) return failure("INVALID_INPUT", "start needs argv");
+      if (op !== "start" && rest.handle === undefined) return failure("INVALID_INPUT", `${op} needs handle`);
       const body = Object.fromEntries(Object.entries({ op, ...rest }).filter(([, v]) => v !== undefined));
       return text(await call("computer_process", { ...target(id), ...body }));
-    }),
+    },
   );
 
-  server.registerTool(
+  tool(
     "rakazo_computer_destroy",
-    { description: "Stop and delete a computer (idempotent).", inputSchema: { computerId } },
-    guarded(async ({ computerId: id }) => {
-      const which = target(id);
+    {
+      title: "Destroy a computer",
+      description: "Stop and delete a computer (idempotent: destroying it again answers destroyed: false).",
+      input: { computerId },
+      hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    async ({ computerId: id }) => {
+      // A retry after success (by id, or as it was sent: for the current computer, which the
+      // first call ended) names a computer this session destroyed: the bridge still knows the
+      // capability that destroy revoked and answers it like the API's idempotent destroy.
+      const named = id ?? current ?? [...destroyed.keys()].at(-1);
+      const gone = named === undefined || held.has(named) ? undefined : destroyed.get(named);
+      const which = gone === undefined ? target(id) : { computerId: named as string, capability: gone };
       const result = await call("computer_destroy", which);
       held.delete(which.computerId);
+      destroyed.delete(which.computerId);
+      destroyed.set(which.computerId, which.capability);
+      if (destroyed.size > DESTROYED_REMEMBERED) destroyed.delete(destroyed.keys().next().value as string);
       if (current === which.computerId) current = undefined;
       return text(result);
-    }),
+    },
   );
 
   // The harness's native tools, routed into the computer.
-  server.registerTool(
+  tool(
     "bash",
     {
+      title: "Bash",
       description: "Run a bash command in the computer's workspace.",
-      inputSchema: { command: z.string().min(1), timeoutMs: z.number().int().min(1).max(600_000).optional() },
+      input: {
+        command: z.string().min(1).max(100_000),
+        timeoutMs: z.number().int().min(1).max(600_000).optional(),
+      },
+      hints: RUNS,
     },
-    guarded(async (args) => text(await call("bash", { ...target(), ...args }))),
+    async (args) => text(await call("bash", { ...target(), ...args })),
   );
-  server.registerTool(
+  tool(
     "read",
     {
+      title: "Read a file",
       description: "Read a text file of the computer's workspace.",
-      inputSchema: { path: z.string().min(1) },
+      input: { path: z.string().min(1).max(4_096) },
+      hints: READS,
     },
-    guarded(async (args) =>
-      text(((await call("read", { ...target(), ...args })) as { content: string }).content),
-    ),
+    async (args) => text(((await call("read", { ...target(), ...args })) as { content: string }).content),
   );
-  server.registerTool(
+  tool(
     "write",
     {
+      title: "Write a file",
       description: "Write a text file of the computer's workspace.",
-      inputSchema: { path: z.string().min(1), content: z.string() },
+      input: { path: z.string().min(1).max(4_096), content: z.string() },
+      hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
-    guarded(async (args) => text(await call("write", { ...target(), ...args }))),
+    async (args) => text(await call("write", { ...target(), ...args })),
   );
-  server.registerTool(
+  tool(
     "edit",
     {
+      title: "Edit a file",
       description: "Replace one exact, unique occurrence of oldText with newText in a workspace file.",
-      inputSchema: { path: z.string().min(1), oldText: z.string().min(1), newText: z.string() },
+      input: { path: z.string().min(1).max(4_096), oldText: z.string().min(1), newText: z.string() },
+      // Applied twice, the second finds no oldText (or another occurrence): not idempotent.
+      hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     },
-    guarded(async (args) => text(await call("edit", { ...target(), ...args }))),
+    async (args) => text(await call("edit", { ...target(), ...args })),
   );
+
+  const server = new Server({ name: "rakazo-bridge", version: "0.1.0" }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: [...tools.values()].map((registered) => registered.definition),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const registered = tools.get(request.params.name);
+    // An unknown tool is the caller's protocol mistake, not a tool's failure (the MCP spec's).
+    if (!registered) {
+      throw new McpError(ErrorCode.InvalidParams, `unknown tool ${request.params.name.slice(0, 60)}`);
+    }
+    const parsed = registered.input.safeParse(request.params.arguments ?? {});
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const where =
+        issue?.path.join(".") || (issue?.code === "unrecognized_keys" ? issue.keys.join(", ") : "");
+      return failure("INVALID_INPUT", `${where ? `${where}: ` : ""}${issue?.message ?? "invalid input"}`);
+    }
+    try {
+      return await registered.run(parsed.data as never);
+    } catch (error) {
+      if (error instanceof BridgeError) return failure(error.code, error.message, error.details);
+      return failure("INTERNAL", (error as Error).message);
+    }
+  });
 
   return {
     server,

@@ -68,4 +68,15 @@ describe("identityOf within a named client", () => {
     ).toThrow(/too long/);
     expect(identityWithin({ conversationId: "a", account: long }, "default").key).toBe(`account:${long}`);
   });
+
+  it("the bridge's key prefix goes in front of everything; none keeps today's keys", () => {
+    const scope = { conversationId: "a", teamRoot: "t", share: true };
+    expect(identityWithin(scope, "default", "acme/")).toEqual({
+      key: "acme/team:t",
+      screen: "acme/team:t/conversation:a",
+    });
+    expect(identityWithin(scope, "b", "acme/").key).toBe("acme/client:b/team:t");
+    expect(identityWithin(scope, "b", "")).toEqual(identityWithin(scope, "b"));
+    expect(identityOf({ conversationId: "a" }).key).toBe("conversation:a");
+  });
 });

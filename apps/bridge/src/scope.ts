@@ -13,6 +13,11 @@
  * prefix `client:<name>/`, so no scope of one client names another's computer. The client
  * `default` (BRIDGE_TOKEN) keeps the bare names computers had before clients existed; a named
  * client's key always starts with `client:` and a bare one never does, so the two never meet.
+ *
+ * The whole scheme is `[<keyPrefix>][client:<name>/]<kind>:<name>`: the operator's key prefix
+ * (BRIDGE_KEY_PREFIX, default none: the keys computers always had) sets one bridge's computers
+ * apart from another's on the same API. A prefix ends in `/` and has no `:`, so no prefixed key
+ * is ever a bare or `client:` key of an unprefixed bridge.
  */
 import { BRIDGE_DEFAULT_CLIENT } from "@rakazo/config";
 import { z } from "zod";
@@ -42,9 +47,9 @@ export interface Identity {
 /** The API's limit on a key or screen name. */
 const API_NAME_MAX = 200;
 
-/** The identity `scope` names within `client`'s namespace. */
-export function identityOf(scope: Scope, client: string): Identity {
-  const prefix = client === BRIDGE_DEFAULT_CLIENT ? "" : `client:${client}/`;
+/** The identity `scope` names within `client`'s namespace, behind the bridge's `keyPrefix`. */
+export function identityOf(scope: Scope, client: string, keyPrefix = ""): Identity {
+  const prefix = keyPrefix + (client === BRIDGE_DEFAULT_CLIENT ? "" : `client:${client}/`);
   const { key, screen } = bareIdentityOf(scope);
   const identity = { key: `${prefix}${key}`, screen: `${prefix}${screen}` };
   // Refused here rather than by the API, whose message would name a key the caller never wrote.

@@ -17,6 +17,7 @@ import { Computers } from "./computers.ts";
 import { BridgeError } from "./errors.ts";
 import { createMcpSession } from "./mcp.ts";
 import { type McpSessionLimits, McpSessions } from "./mcp-sessions.ts";
+import { corsHeaders, type OriginPolicy, originAllowed, preflight } from "./origins.ts";
 import { runTool } from "./tools.ts";
 
 /**
@@ -33,6 +34,10 @@ export interface BridgeOptions {
   readonly clients: readonly BridgeClient[];
   /** MCP sessions over HTTP: idle timeout and cap per client (default 900 s, 16). */
   readonly mcp?: Partial<McpSessionLimits>;
+  /** Browser origins allowed (origins.ts); default none, loopback origins not allowed either. */
+  readonly origins?: Partial<OriginPolicy>;
+  /** BRIDGE_KEY_PREFIX: in front of every computer key and screen (scope.ts); default none. */
+  readonly keyPrefix?: string | undefined;
   readonly log: Logger;
   /** Defaults to the global fetch. */
   readonly fetch?: (request: Request) => Promise<Response>;
@@ -55,7 +60,12 @@ export function createBridge(options: BridgeOptions) {
       token: options.externalToken,
       ...(options.fetch ? { fetch: options.fetch } : {}),
     }),
+    { keyPrefix: options.keyPrefix },
   );
+  const origins: OriginPolicy = {
+    allowed: options.origins?.allowed ?? [],
+    loopback: options.origins?.loopback ?? false,
+  };
   const mcpSessions = new McpSessions(limits, log);
 
   const app = new Hono<{ Variables: { client: string } }>();
@@ -72,6 +82,23 @@ export function createBridge(options: BridgeOptions) {
     });
   });
 
+  // Origin before anything else (origins.ts): a page not allowed gets 403 whatever it sends; an
+  // allowed one gets CORS answers, its preflight (which carries no token) answered here.
+  app.use("*", async (c, next) => {
+    const origin = c.req.header("origin");
+    if (!originAllowed(origins, origin)) {
+      const message = "this Origin may not call the bridge (BRIDGE_ALLOWED_ORIGINS)";
+      return c.req.path === "/mcp"
+        ? jsonRpcError(403, -32000, message)
+        : c.json({ error: { code: "FORBIDDEN_ORIGIN", message } }, 403);
+    }
+    if (origin === undefined) return next();
+    if (c.req.method === "OPTIONS" && c.req.header("access-control-request-method")) return preflight(origin);
+    await next();
+    c.res = new Response(c.res.body, c.res);
+    for (const [name, value] of Object.entries(corsHeaders(origin))) c.res.headers.set(name, value);
+  });
+
   // Sizes from the headers and chunked bodies counted as read, before the token is even looked
   // at; a body is read only after authentication below.
   app.use(
@@ -82,7 +109,7 @@ export function createBridge(options: BridgeOptions) {
   app.onError((error, c) => {
     if (isBodyTooLarge(error)) return bodyTooLarge(MAX_BODY_BYTES);
     if (error instanceof BridgeError) {
-      return c.json({ error: { code: error.code, message: error.message } }, error.status as 400);
+      return c.json({ error: error.toJSON() }, error.status as 400);
     }
     log.error("bridge.unhandled_error", { path: c.req.path, error });
     return c.json({ error: { code: "INTERNAL", message: "internal error" } }, 500);

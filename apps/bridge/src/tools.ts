@@ -3,6 +3,7 @@
  * plus bash/read/write/edit, which route a harness's native tools into the computer. Every tool
  * but create and list names a computer with the capability create returned.
  */
+import { pageActionSchema } from "@rakazo/protocol";
 import { z } from "zod";
 import type { ClientComputers } from "./computers.ts";
 import { BridgeError } from "./errors.ts";
@@ -11,8 +12,8 @@ import { scopeSchema } from "./scope.ts";
 const held = { computerId: z.string().min(1).max(100), capability: z.string().min(1).max(200) };
 const path = z.string().min(1).max(4_096);
 const timeoutMs = z.number().int().min(1).max(600_000).optional();
-// Page actions are checked by the API's contract; the bridge passes them through.
-const pageActions = z.array(z.record(z.string(), z.unknown())).min(1).max(50);
+/** The page action batch: the shape the API's contract and the supervisor check, written once. */
+export const pageActions = z.array(pageActionSchema).min(1).max(50);
 const processHandle = z.string().min(1).max(100);
 
 const TOOL_INPUTS = {
@@ -103,11 +104,9 @@ const HANDLERS: Handlers = {
       }
       if (input.action === "snapshot")
         return computers.api.call("external/browser/snapshot", { computerId, screen });
-      return computers.api.call("external/browser/act", {
-        computerId,
-        screen,
-        actions: input.actions as never,
-      });
+      return computers.api
+        .call("external/browser/act", { computerId, screen, actions: input.actions })
+        .then(actFailed);
     }),
   computer_process: (computers, input) => {
     const { computerId: _, capability: __, op, ...rest } = input;
@@ -157,6 +156,21 @@ const HANDLERS: Handlers = {
       return computers.api.call("external/file/write", { computerId, path: input.path, content: next });
     }),
 };
+
+/** Status of a page action batch that stopped at a failed action (its code says which). */
+const PAGE_ACTION_FAILED_STATUS = 409;
+
+/**
+ * The API answers a batch that stopped at a failed action like one that finished, with an
+ * `error`: to a caller of the bridge that is a failure with the action's stable code (STALE_REF,
+ * UNKNOWN_REF, NOT_ACTIONABLE, TIMEOUT, FAILED) and the report in `details` — how many actions
+ * completed, and whether the failed one may have taken effect (`uncertain`).
+ */
+function actFailed<R extends { error?: { code: string; message: string } | undefined }>(result: R): R {
+  if (result.error === undefined) return result;
+  const { error, ...report } = result;
+  throw new BridgeError(error.code, error.message, PAGE_ACTION_FAILED_STATUS, { ...error, ...report });
+}
 
 function isToolName(name: string): name is ToolName {
   return Object.hasOwn(TOOL_INPUTS, name);
