@@ -518,7 +518,6 @@ export function runSandboxProviderContract(options: ContractOptions): void {
         expect(second.cwd).toBe(first.cwd);
 
         // TRM-6: stopping (release, expiry, teardown) closes every shell within a second.
-        const stopped = Date.now();
         expect(await stop({ botId })).toEqual({ closed: 2 });
         const codes = await Promise.race([
           Promise.all(shells.map((shell) => shell.closed)),
@@ -528,7 +527,6 @@ export function runSandboxProviderContract(options: ContractOptions): void {
           CLOSE_TERMINAL_STOPPED,
           CLOSE_TERMINAL_STOPPED,
         ]);
-        expect(Date.now() - stopped).toBeLessThan(30_000);
         // The server is gone: the same ticket opens no shell until a new connectTerminal.
         const refused = await openContractTerminal(target, ticket).then(
           (shell) => {
