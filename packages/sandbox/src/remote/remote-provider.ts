@@ -17,12 +17,7 @@
  * the machine was resumed by another process) is dropped and opened afresh, once.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Readable } from "node:stream";
 import { SUPERVISOR_RPC_KEY_FILE } from "@rakazo/protocol";
-import { extractArchive, packDirectory } from "../archive.ts";
 import { type DesktopAdmissionSettings, desktopAdmissionEnv } from "../desktop-admission.ts";
 import { isSandboxError, SandboxError } from "../errors.ts";
 import { fileFailure } from "../file-script-exits.ts";
@@ -47,6 +42,7 @@ import { workspaceScriptCommand } from "../workspace-script.ts";
 import { commandLine, quote } from "./shell.ts";
 import { supervisorChannel } from "./supervisor-channel.ts";
 import { type RemoteBackend, type RemoteMachine, StaleMachineError } from "./surface.ts";
+import { exportWorkspaceChunked, importWorkspaceChunked } from "./workspace-transfer.ts";
 
 export interface RemoteProviderOptions {
   readonly backend: RemoteBackend;
@@ -210,36 +206,9 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
         await fileOp(machine, "write", rel, upload);
       });
     },
-    async exportWorkspace() {
-      const bytes = await withMachine(ref, async (machine) => {
-        const out = `/tmp/.rakazo-export-${randomBytes(8).toString("hex")}.tar`;
-        await fileOp(machine, "export", "", out);
-        try {
-          return await machine.readFile(out);
-        } finally {
-          await machine.run({ command: `rm -f -- ${quote(out)}`, timeoutMs: 0 }).catch(() => undefined);
-        }
-      });
-      return Readable.from([Buffer.from(bytes)]);
-    },
-    async importWorkspace(tar) {
-      // Validated on the host first (PER-6): a refused archive never reaches the machine.
-      const staging = await mkdtemp(join(tmpdir(), "rakazo-remote-import-"));
-      try {
-        const dir = join(staging, "workspace");
-        await extractArchive(tar, dir);
-        const chunks: Buffer[] = [];
-        for await (const chunk of packDirectory(dir)) chunks.push(chunk as Buffer);
-        const archive = new Uint8Array(Buffer.concat(chunks));
-        await withMachine(ref, async (machine) => {
-          const upload = `/tmp/.rakazo-import-${randomBytes(8).toString("hex")}.tar`;
-          await machine.writeFile(upload, archive);
-          await fileOp(machine, "import", "", upload);
-        });
-      } finally {
-        await rm(staging, { recursive: true, force: true });
-      }
-    },
+    // Chunked through the provider's file API, bounded memory (./workspace-transfer.ts).
+    exportWorkspace: () => exportWorkspaceChunked((fn) => withMachine(ref, fn), fileOp),
+    importWorkspace: (tar) => importWorkspaceChunked((fn) => withMachine(ref, fn), fileOp, tar),
   });
 
   const runDir = `${backend.userHome}/.rakazo/run`;
