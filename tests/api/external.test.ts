@@ -39,7 +39,10 @@ async function destroyCompletely(computerId: string): Promise<void> {
   expect(
     await system.ctx.db.select().from(externalComputers).where(eq(externalComputers.computerId, computerId)),
   ).toEqual([]);
-  if (row?.providerRef) expect(await system.provider.status(row.providerRef)).toBe("missing");
+  // Every computer this suite destroys was running: it had a machine, and that machine is gone.
+  const ref = row?.providerRef;
+  if (!ref) throw new Error(`computer ${computerId} had no machine to check (state ${row?.state})`);
+  expect(await system.provider.status(ref)).toBe("missing");
 }
 
 describe("the external computer surface (EXT-2)", () => {

@@ -106,15 +106,11 @@ describe("idle shutdown", () => {
       .json.result.id;
     const { run, lease } = (await system.rpc("run/start", { computerId: id, botId }, tenant.token)).json
       .result;
-    await system.rpc(
-      "run/requestTakeover",
-      { runId: run.id, fencingToken: lease.fencingToken, reason: "login" },
-      tenant.token,
-    );
-    await system.ctx.db
-      .update(computers)
-      .set({ lastActivityAt: sql`now() - interval '1 hour'` })
-      .where(eq(computers.id, id));
+    const backdate = () =>
+      system.ctx.db
+        .update(computers)
+        .set({ lastActivityAt: sql`now() - interval '1 hour'` })
+        .where(eq(computers.id, id));
     const billed = {
       ...system.ctx,
       provider: {
@@ -122,7 +118,19 @@ describe("idle shutdown", () => {
         capabilities: { ...system.provider.capabilities, billsWhileRunning: true },
       },
     };
-    const policy = { idleTimeoutMs: 1_500, takeoverAwakeMs: 60 * 60_000 };
+    const policy = { idleTimeoutMs: 60_000, takeoverAwakeMs: 60 * 60_000 };
+    // Long unused when the run asks for a human: the request restarts the idle timer, so the
+    // human gets a whole idle window, not a computer stopped under them at the next sweep.
+    await backdate();
+    await system.rpc(
+      "run/requestTakeover",
+      { runId: run.id, fencingToken: lease.fencingToken, reason: "login" },
+      tenant.token,
+    );
+    expect(await sweepIdleComputers(billed, policy)).not.toContain(id);
+    expect(await state(id)).toBe("running");
+    // Once that window has passed with nobody there, the waiting run does not keep it awake.
+    await backdate();
     expect(await sweepIdleComputers(billed, policy)).toContain(id);
   });
 });

@@ -132,6 +132,57 @@ describe("activity (TOOL-4)", () => {
     expect(rest.events.map((e) => e.id)).toEqual([events[1]?.id]);
   });
 
+  it("open_path and launch_app leave their lines; shell keeps the redacted tail of long output", async () => {
+    // The fake computer has no setsid: these programs "start" here, and their argv is kept.
+    const started: string[][] = [];
+    const starting: SandboxProvider = {
+      ...system.provider,
+      sandbox(ref) {
+        const sandbox = system.provider.sandbox(ref);
+        return {
+          ...sandbox,
+          exec: async (request) => {
+            if (request.argv[0] !== "setsid") return sandbox.exec(request);
+            started.push([...request.argv]);
+            return { exitCode: 0, stdout: "", stderr: "", timedOut: false };
+          },
+        };
+      },
+    };
+    const { call, computerId, session } = await newRun("apps", {
+      ctx: { ...system.ctx, provider: starting },
+    });
+    await call("open_path", { path: "notes/plan.txt" });
+    await call("launch_app", { app: "gedit", args: ["my notes.txt"] });
+    expect(started).toEqual([
+      ["setsid", "-f", "xdg-open", "notes/plan.txt"],
+      ["setsid", "-f", "gedit", "my notes.txt"],
+    ]);
+    // Longer than the kept tail, with a credential near its end.
+    const output = `START-OF-OUTPUT\n${"x".repeat(3_000)}\nAuthorization: Bearer zzz999secret\nEND-OF-OUTPUT\n`;
+    await call("write_file", { path: "notes/big.txt", content: output });
+    await call("shell", { argv: ["cat", "notes/big.txt"] });
+
+    const { events } = await listActivity(system.ctx, session.caller, { computerId });
+    const byTool = (tool: string) => events.find((e) => e.payload.tool === tool)?.payload;
+    expect(byTool("open_path")).toMatchObject({ line: "open_path notes/plan.txt", ok: true });
+    expect(byTool("launch_app")).toMatchObject({ line: "launch_app gedit 'my notes.txt'", ok: true });
+    const shell = byTool("shell") ?? {};
+    expect(shell).toMatchObject({
+      line: "$ cat notes/big.txt → exit 0",
+      exitCode: 0,
+      ok: true,
+      outputTruncated: true,
+    });
+    const tail = String(shell.outputTail);
+    expect(tail.endsWith("END-OF-OUTPUT\n")).toBe(true);
+    expect(tail).not.toContain("START-OF-OUTPUT");
+    expect(tail).toContain("Authorization: [REDACTED]");
+    expect(JSON.stringify(events)).not.toContain("zzz999secret");
+    expect(tail.length).toBeLessThanOrEqual(2_000);
+    expect(tail.length).toBeGreaterThan(1_900);
+  });
+
   it("a superseded run's tools are refused before they touch the computer (CMP-3)", async () => {
     const { call, tenant, computerId, session } = await newRun("fen");
     // The lease is revoked and taken by another holder; the first run's token is now stale.
