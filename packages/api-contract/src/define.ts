@@ -9,8 +9,23 @@ export interface RpcContract<
   N extends string = string,
   I extends z.ZodType = z.ZodType,
   O extends z.ZodType = z.ZodType,
+  E extends readonly string[] = readonly string[],
 > {
   readonly name: N;
+  /** One line: what the RPC does (the OpenAPI operation's summary). */
+  readonly summary: string;
+  /**
+   * What a caller must know, preconditions first (a control lease, which token, what an empty
+   * body means): the RPC's documentation, in the OpenAPI document and nowhere else.
+   */
+  readonly description: string;
+  /**
+   * The error codes this RPC's own work can answer, besides those every RPC can get (auth, bad
+   * input, body limits: `apps/api/src/openapi.ts`). The API types them as its AppErrorCodes and
+   * a test holds them to the codes its handler can reach (docs/decisions.md, "The OpenAPI
+   * document").
+   */
+  readonly errors: E;
   /**
    * `token`: a bearer API token; `bootstrap`: first-run setup (optionally a bootstrap token);
    * `external`: the deployment's `EXTERNAL_COMPUTER_TOKEN`, served only when set.
@@ -21,9 +36,12 @@ export interface RpcContract<
   readonly output: O;
 }
 
-export function defineContract<const N extends string, I extends z.ZodType, O extends z.ZodType>(
-  contract: RpcContract<N, I, O>,
-): RpcContract<N, I, O> {
+export function defineContract<
+  const N extends string,
+  I extends z.ZodType,
+  O extends z.ZodType,
+  const E extends readonly string[],
+>(contract: RpcContract<N, I, O, E>): RpcContract<N, I, O, E> {
   return contract;
 }
 

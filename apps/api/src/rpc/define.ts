@@ -1,5 +1,5 @@
 import type { RpcContract } from "@rakazo/api-contract";
-import type { Caller, ServiceContext } from "@rakazo/services";
+import type { AppErrorCode, Caller, ServiceContext } from "@rakazo/services";
 import type { z } from "zod";
 
 /**
@@ -39,7 +39,10 @@ export interface RpcActivity {
 type Handler<C extends RpcContract> = RpcDefinition<C>["handler"];
 type Describe<C extends RpcContract> = NonNullable<RpcDefinition<C>["activity"]>;
 
-export function defineRpc<C extends RpcContract>(
+/** A contract whose declared `errors` are all codes of the services' list (a typo does not compile). */
+type ServedContract = RpcContract & { readonly errors: readonly AppErrorCode[] };
+
+export function defineRpc<C extends ServedContract>(
   contract: C,
   handler: Handler<C>,
   options: { readonly activity?: Describe<C> } = {},

@@ -1,10 +1,13 @@
 import { z } from "zod";
 import { computerId, defineContract, eventId, timestamp } from "../define.ts";
 
-/** `computer/activity`: a computer's command history (TOOL-4), oldest first, paged by event id. */
 export const computerActivity = defineContract({
   name: "computer/activity",
   auth: "token",
+  summary: "Read a computer's activity",
+  description:
+    "A computer's command history, oldest first, paged by event id (`after`, then each answer's `next`).",
+  errors: ["NOT_FOUND"],
   input: z.strictObject({
     computerId,
     after: eventId.optional(),

@@ -18,6 +18,27 @@ const botTarget = {
 export const computerObserve = defineContract({
   name: "computer/observe",
   auth: "token",
+  summary: "Screenshot a bot's screen",
+  description:
+    "A screenshot of the bot's desktop. Pass the caller's execution lease (`fencingToken`) or, while a person controls the bot, their `controlToken`; without either it is refused while someone else holds the bot's lease (LEASE_HELD) or a person controls it (HUMAN_IN_CONTROL).",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "HUMAN_IN_CONTROL",
+    "INVALID_PATH",
+    "LEASE_HELD",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "NOT_IN_CONTROL",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "QUOTA_EXCEEDED",
+    "STALE_LEASE",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject(botTarget),
   output: screenObservation,
 });
@@ -25,6 +46,27 @@ export const computerObserve = defineContract({
 export const computerAct = defineContract({
   name: "computer/act",
   auth: "token",
+  summary: "Act on a bot's screen",
+  description:
+    "Runs desktop actions (clicks, keys, typing) in order on the bot's desktop, stopping at the first failure, which `error.index` names. Same lease rules as `computer/observe`: the caller's `fencingToken`, or `controlToken` while a person controls the bot.",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "HUMAN_IN_CONTROL",
+    "INVALID_PATH",
+    "LEASE_HELD",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "NOT_IN_CONTROL",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "QUOTA_EXCEEDED",
+    "STALE_LEASE",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject({ ...botTarget, actions: z.array(desktopAction).min(1).max(100) }),
   /** Actions run in order and stop at the first failure, which `error.index` names. */
   output: z.strictObject({

@@ -14,12 +14,17 @@ import { z } from "zod";
 import { computerId, defineContract, timestamp } from "../define.ts";
 import { commandFields, computerState, execFields, execResult, screenObservation } from "../views.ts";
 
-/** A caller-chosen name: printable, no control characters (it shows up in logs and UIs). */
+/**
+ * A caller-chosen name: printable, no control characters (it shows up in logs and UIs). The
+ * class is Unicode's Cc (C0, DEL, C1) spelled out, so the published pattern is ASCII and reads
+ * the same in every regex dialect a generated client may use.
+ */
 const callerName = z
   .string()
   .min(1)
   .max(200)
-  .regex(/^[^\p{Cc}]+$/u, "expected printable text without control characters");
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the class names them to refuse them.
+  .regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, "expected printable text without control characters");
 
 export const externalComputerView = z.strictObject({
   computerId: z.string(),
@@ -41,6 +46,10 @@ const screenTarget = { computerId, screen: callerName };
 export const externalComputerCreate = defineContract({
   name: "external/computer/create",
   auth: "external",
+  summary: "Create or adopt a computer",
+  description:
+    "External surface (EXTERNAL_COMPUTER_TOKEN). Idempotent: the same `key` returns the same computer and the same `screen` the same display and profile; `key` defaults to `screen`. With `wait` (default) it answers once the computer runs or failed.",
+  errors: ["CONFLICT", "NOT_FOUND", "OPERATION_IN_PROGRESS", "QUOTA_EXCEEDED", "UNSUPPORTED"],
   input: z.strictObject({
     /** The screen identity (its own display and browser profile on the computer). */
     screen: callerName,
@@ -59,6 +68,9 @@ export const externalComputerCreate = defineContract({
 export const externalComputerList = defineContract({
   name: "external/computer/list",
   auth: "external",
+  summary: "List external computers",
+  description: "External surface (EXTERNAL_COMPUTER_TOKEN): every computer made through it.",
+  errors: [],
   input: z.strictObject({}),
   output: z.array(externalComputerView),
 });
@@ -66,6 +78,9 @@ export const externalComputerList = defineContract({
 export const externalComputerState = defineContract({
   name: "external/computer/state",
   auth: "external",
+  summary: "Get an external computer's state",
+  description: "External surface (EXTERNAL_COMPUTER_TOKEN): the computer and its screens (display numbers).",
+  errors: ["NOT_FOUND"],
   input: z.strictObject({ computerId }),
   output: z.strictObject({ computer: externalComputerView, screens: z.array(externalScreenView) }),
 });
@@ -73,6 +88,24 @@ export const externalComputerState = defineContract({
 export const externalComputerExec = defineContract({
   name: "external/computer/exec",
   auth: "external",
+  summary: "Run a command",
+  description:
+    "External surface (EXTERNAL_COMPUTER_TOKEN): one argv command (no shell) on the running computer, from the workspace root.",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "INVALID_PATH",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "QUOTA_EXCEEDED",
+    "STALE_LEASE",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject({
     computerId,
     ...commandFields,
@@ -93,6 +126,23 @@ const workspacePath = z
 export const externalFileRead = defineContract({
   name: "external/file/read",
   auth: "external",
+  summary: "Read a text file",
+  description:
+    "External surface (EXTERNAL_COMPUTER_TOKEN): one UTF-8 text file, the path relative to the workspace root (`..` never leaves it; absolute paths are refused).",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "INVALID_PATH",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "QUOTA_EXCEEDED",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject({ computerId, path: workspacePath }),
   output: z.strictObject({ path: z.string(), content: z.string(), bytes: z.number().int() }),
 });
@@ -100,6 +150,23 @@ export const externalFileRead = defineContract({
 export const externalFileWrite = defineContract({
   name: "external/file/write",
   auth: "external",
+  summary: "Write a text file",
+  description:
+    "External surface (EXTERNAL_COMPUTER_TOKEN): writes one UTF-8 text file (at most 1 MiB), the path relative to the workspace root.",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "INVALID_PATH",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "QUOTA_EXCEEDED",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject({ computerId, path: workspacePath, content: z.string().max(1024 * 1024) }),
   output: z.strictObject({ path: z.string(), bytes: z.number().int() }),
 });
@@ -107,6 +174,26 @@ export const externalFileWrite = defineContract({
 export const externalComputerObserve = defineContract({
   name: "external/computer/observe",
   auth: "external",
+  summary: "Screenshot a screen",
+  description: "External surface (EXTERNAL_COMPUTER_TOKEN): a screenshot of the screen identity's desktop.",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "HUMAN_IN_CONTROL",
+    "INVALID_PATH",
+    "LEASE_HELD",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "NOT_IN_CONTROL",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "QUOTA_EXCEEDED",
+    "STALE_LEASE",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject(screenTarget),
   output: screenObservation,
 });
@@ -114,6 +201,26 @@ export const externalComputerObserve = defineContract({
 export const externalBrowserNavigate = defineContract({
   name: "external/browser/navigate",
   auth: "external",
+  summary: "Open a URL in a screen's browser",
+  description: "External surface (EXTERNAL_COMPUTER_TOKEN): opens an http(s) URL in the screen's Chromium.",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "HUMAN_IN_CONTROL",
+    "INVALID_PATH",
+    "LEASE_HELD",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "NOT_IN_CONTROL",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "QUOTA_EXCEEDED",
+    "STALE_LEASE",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject({ ...screenTarget, url: z.string().min(1).max(8_192) }),
   output: pageNavigationSchema,
 });
@@ -121,6 +228,27 @@ export const externalBrowserNavigate = defineContract({
 export const externalBrowserSnapshot = defineContract({
   name: "external/browser/snapshot",
   auth: "external",
+  summary: "Read a screen's page",
+  description:
+    "External surface (EXTERNAL_COMPUTER_TOKEN): the page's text and element refs in the screen's Chromium.",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "HUMAN_IN_CONTROL",
+    "INVALID_PATH",
+    "LEASE_HELD",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "NOT_IN_CONTROL",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "QUOTA_EXCEEDED",
+    "STALE_LEASE",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject(screenTarget),
   output: pageSnapshotSchema,
 });
@@ -128,6 +256,27 @@ export const externalBrowserSnapshot = defineContract({
 export const externalBrowserAct = defineContract({
   name: "external/browser/act",
   auth: "external",
+  summary: "Act on a screen's page",
+  description:
+    "External surface (EXTERNAL_COMPUTER_TOKEN): actions on element refs of the screen's page, in order.",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "HUMAN_IN_CONTROL",
+    "INVALID_PATH",
+    "LEASE_HELD",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "NOT_IN_CONTROL",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "QUOTA_EXCEEDED",
+    "STALE_LEASE",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject({ ...screenTarget, actions: z.array(pageActionSchema).min(1).max(50) }),
   output: pageActResultSchema,
 });
@@ -135,6 +284,10 @@ export const externalBrowserAct = defineContract({
 export const externalComputerDestroy = defineContract({
   name: "external/computer/destroy",
   auth: "external",
+  summary: "Destroy a computer",
+  description:
+    "External surface (EXTERNAL_COMPUTER_TOKEN). Idempotent: an unknown or already destroyed computer answers `destroyed: false`.",
+  errors: ["CONFLICT", "NOT_FOUND", "OPERATION_IN_PROGRESS", "QUOTA_EXCEEDED"],
   input: z.strictObject({ computerId, wait: z.boolean().default(true) }),
   /** Idempotent: an unknown or already destroyed computer answers `destroyed: false`. */
   output: z.strictObject({
@@ -153,6 +306,23 @@ const processHandle = z.string().regex(/^prc_[0-9a-f]{32}$/, "expected a process
 export const externalProcessStart = defineContract({
   name: "external/process/start",
   auth: "external",
+  summary: "Start a background command",
+  description:
+    "External surface (EXTERNAL_COMPUTER_TOKEN): starts a command in its own process group and answers its handle. At most 16 run at once per computer (PROCESS_LIMIT); computers without a supervisor answer UNSUPPORTED.",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "INVALID_PATH",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "QUOTA_EXCEEDED",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject({
     computerId,
     ...commandFields,
@@ -163,6 +333,23 @@ export const externalProcessStart = defineContract({
 export const externalProcessRead = defineContract({
   name: "external/process/read",
   auth: "external",
+  summary: "Read a background command's output",
+  description:
+    "External surface (EXTERNAL_COMPUTER_TOKEN): output from byte offset `since` (0, then each answer's `next`), waiting up to `waitMs` for more or the exit. A handle of another computer answers NOT_FOUND.",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "INVALID_PATH",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "QUOTA_EXCEEDED",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject({
     computerId,
     handle: processHandle,
@@ -187,6 +374,22 @@ export const externalProcessRead = defineContract({
 export const externalProcessKill = defineContract({
   name: "external/process/kill",
   auth: "external",
+  summary: "Signal a background command",
+  description: "External surface (EXTERNAL_COMPUTER_TOKEN): signals the command's whole process group.",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "INVALID_PATH",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "QUOTA_EXCEEDED",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject({
     computerId,
     handle: processHandle,

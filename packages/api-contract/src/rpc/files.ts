@@ -27,6 +27,23 @@ const workingBot = botId.optional().describe("The bot whose folder relative path
 export const computerFilesList = defineContract({
   name: "computer/files/list",
   auth: "token",
+  summary: "List a folder",
+  description:
+    "The entries of one folder of the computer's workspace: live while the computer runs, from its stored workspace when it does not (`source`).",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "CONFLICT",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "INVALID_PATH",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject({
     computerId,
     botId: workingBot,
@@ -50,6 +67,23 @@ export const computerFilesList = defineContract({
 export const computerFilesRead = defineContract({
   name: "computer/files/read",
   auth: "token",
+  summary: "Preview a file",
+  description:
+    "A file's text for preview (`text` is null when it is not UTF-8), live or from the stored workspace.",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "CONFLICT",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "INVALID_PATH",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject({ computerId, botId: workingBot, path: filePath }),
   /** `text` is null when the file is not UTF-8 text (binary files are not previewed). */
   output: z.strictObject({ path: z.string(), size: z.number(), text: z.string().nullable(), source }),
@@ -68,27 +102,49 @@ const downloadedFile = z.strictObject({
   contentBase64: z.string(),
 });
 
-/**
- * FIL-3: a file of a running computer, whole (at most MAX_ATTACHMENT_BYTES). A stopped computer
- * answers COMPUTER_NOT_READY with `details.state` (browsing and preview still work: files/list,
- * files/read). The path is the workspace path files/list names.
- */
 export const computerFilesDownload = defineContract({
   name: "computer/files/download",
   auth: "token",
+  summary: "Download a file",
+  description:
+    "A file of a running computer, whole (at most the attachment size), base64. A stopped computer answers COMPUTER_NOT_READY with `details.state` (browsing and preview still work). The path is the workspace path `files/list` names.",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "INVALID_PATH",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject({ computerId, botId: workingBot, path: filePath }),
   output: downloadedFile,
 });
 
-/**
- * FIL-3: a person's upload into the bot's folder (the path is relative to it, as the bot's
- * tools name paths). Needs the caller's control lease of that bot (NOT_IN_CONTROL otherwise);
- * more than MAX_ATTACHMENT_BYTES is FILE_TOO_LARGE before anything is stored; a failed upload
- * leaves no partial file.
- */
 export const computerFilesUpload = defineContract({
   name: "computer/files/upload",
   auth: "token",
+  summary: "Upload a file into a bot's folder",
+  description:
+    "A person's upload into the bot's folder (the path is relative to it). Precondition: the caller holds the control lease of that bot (`computer/takeControl`), else NOT_IN_CONTROL. More than the attachment size is FILE_TOO_LARGE before anything is stored; a failed upload leaves no partial file.",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "INVALID_PATH",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "NOT_IN_CONTROL",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject({
     computerId,
     botId,
@@ -100,10 +156,26 @@ export const computerFilesUpload = defineContract({
   output: z.strictObject({ path: z.string(), size: z.number().int() }),
 });
 
-/** FIL-3: a text file written by a person (same rules as upload: control, cap, no partial file). */
 export const computerFilesWrite = defineContract({
   name: "computer/files/write",
   auth: "token",
+  summary: "Write a text file into a bot's folder",
+  description:
+    "A text file written by a person into the bot's folder. Precondition: the caller holds the control lease of that bot (`computer/takeControl`), else NOT_IN_CONTROL. Same cap as upload (FILE_TOO_LARGE); a failed write leaves no partial file.",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "INVALID_PATH",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "NOT_IN_CONTROL",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject({
     computerId,
     botId,
@@ -125,10 +197,13 @@ const attachmentView = z.strictObject({
   createdAt: timestamp,
 });
 
-/** What `attach_file` stored on this computer, newest first (downloadable even when it is stopped). */
 export const computerAttachmentsList = defineContract({
   name: "computer/attachments/list",
   auth: "token",
+  summary: "List attachments",
+  description:
+    "What bots attached on this computer (`attach_file`), newest first; downloadable even when the computer is stopped.",
+  errors: ["NOT_FOUND"],
   input: z.strictObject({
     computerId,
     botId: botId.optional(),
@@ -137,10 +212,12 @@ export const computerAttachmentsList = defineContract({
   output: z.strictObject({ attachments: z.array(attachmentView) }),
 });
 
-/** One stored attachment's bytes. */
 export const computerAttachmentsDownload = defineContract({
   name: "computer/attachments/download",
   auth: "token",
+  summary: "Download an attachment",
+  description: "One stored attachment's bytes, base64.",
+  errors: ["NOT_FOUND"],
   input: z.strictObject({ computerId, attachmentId }),
   output: downloadedFile,
 });

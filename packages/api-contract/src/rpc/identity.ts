@@ -9,6 +9,9 @@ const botView = z.strictObject({ id: z.string(), spaceId: z.string(), name: z.st
 export const spaceCreate = defineContract({
   name: "space/create",
   auth: "token",
+  summary: "Create a space",
+  description: "A new space owned by the caller.",
+  errors: [],
   input: z.strictObject({ name }),
   output: spaceView,
 });
@@ -16,6 +19,9 @@ export const spaceCreate = defineContract({
 export const spaceList = defineContract({
   name: "space/list",
   auth: "token",
+  summary: "List your spaces",
+  description: "The spaces the caller belongs to, with the caller's role in each.",
+  errors: [],
   input: z.strictObject({}),
   output: z.array(spaceView),
 });
@@ -23,6 +29,9 @@ export const spaceList = defineContract({
 export const botCreate = defineContract({
   name: "bot/create",
   auth: "token",
+  summary: "Create a bot",
+  description: "A new bot in one of the caller's spaces (NOT_FOUND for a space that is not the caller's).",
+  errors: ["NOT_FOUND"],
   input: z.strictObject({ spaceId, name }),
   output: botView,
 });
@@ -30,19 +39,22 @@ export const botCreate = defineContract({
 export const botList = defineContract({
   name: "bot/list",
   auth: "token",
+  summary: "List a space's bots",
+  description: "The bots of one of the caller's spaces.",
+  errors: ["NOT_FOUND"],
   input: z.strictObject({ spaceId }),
   output: z.array(botView),
 });
 
 const tokenKind = z.enum(API_TOKEN_KINDS);
 
-/**
- * A further token for the caller. `web_session` is the web app's sign-in (it expires, 12 hours
- * unless `ttlSeconds` says otherwise); an `api` token lasts until revoked unless given `ttlSeconds`.
- */
 export const tokenCreate = defineContract({
   name: "token/create",
   auth: "token",
+  summary: "Create an API token",
+  description:
+    "A further token for the caller. `web_session` is the web app's sign-in (it expires, 12 hours unless `ttlSeconds` says otherwise); an `api` token lasts until revoked unless given `ttlSeconds`. The secret is in the answer once; only its hash is stored.",
+  errors: [],
   input: z.strictObject({
     name,
     kind: tokenKind.optional(),
@@ -62,10 +74,12 @@ export const tokenCreate = defineContract({
   }),
 });
 
-/** The caller's live tokens (never a secret); `current` marks the one making this call. */
 export const tokenList = defineContract({
   name: "token/list",
   auth: "token",
+  summary: "List your tokens",
+  description: "The caller's live tokens (never a secret); `current` marks the one making this call.",
+  errors: [],
   input: z.strictObject({}),
   output: z.array(
     z.strictObject({
@@ -80,14 +94,13 @@ export const tokenList = defineContract({
   ),
 });
 
-/**
- * Revokes one of the caller's own tokens, or without `tokenId` the token making this call (the
- * web app's sign-out); it is refused from then on. Another person's token answers NOT_FOUND,
- * as a missing one does.
- */
 export const tokenRevoke = defineContract({
   name: "token/revoke",
   auth: "token",
+  summary: "Revoke a token",
+  description:
+    "Revokes one of the caller's own tokens; with an empty body (`{}`, no `tokenId`) it revokes the token making this call (the web app's sign-out), which is refused from then on. Another person's token answers NOT_FOUND, as a missing one does.",
+  errors: ["NOT_FOUND"],
   input: z.strictObject({ tokenId: tokenId.optional() }),
   output: z.strictObject({ revoked: z.literal(true), tokenId: z.string() }),
 });

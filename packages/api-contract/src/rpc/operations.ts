@@ -19,24 +19,34 @@ export const operationView = z.strictObject({
 export const computerOperationsList = defineContract({
   name: "computer/operations",
   auth: "token",
+  summary: "List a computer's operations",
+  description:
+    "The computer's lifecycle operations (create, stop, start, update, recover) with their stages and status.",
+  errors: ["NOT_FOUND"],
   input: z.strictObject({ computerId }),
   output: z.array(operationView),
 });
 
 const byComputer = z.strictObject({ computerId });
 
-/** Rebuilds a running computer with the configured provider and image (OPS-1, OPS-3). */
 export const computerUpdate = defineContract({
   name: "computer/update",
   auth: "token",
+  summary: "Rebuild a computer",
+  description:
+    "Rebuilds a running computer with the configured provider and image, keeping its workspace; queued as an operation that reserves the computer until it ends.",
+  errors: ["CONFLICT", "NOT_FOUND", "OPERATION_IN_PROGRESS", "QUOTA_EXCEEDED"],
   input: byComputer,
   output: operationView,
 });
 
-/** Brings a failed computer back from its last saved workspace (OPS-3). */
 export const computerRecover = defineContract({
   name: "computer/recover",
   auth: "token",
+  summary: "Recover a failed computer",
+  description:
+    "Brings a failed computer back from its last saved workspace; queued as an operation. Work not saved before the failure may be lost.",
+  errors: ["CONFLICT", "NOT_FOUND", "OPERATION_IN_PROGRESS", "QUOTA_EXCEEDED"],
   input: byComputer,
   output: operationView,
 });
@@ -44,6 +54,16 @@ export const computerRecover = defineContract({
 export const computerReleaseInterrupted = defineContract({
   name: "computer/releaseInterrupted",
   auth: "token",
+  summary: "Release an interrupted operation",
+  description:
+    "Marks an interrupted operation `released` and its computer `failed`, so `computer/recover` can bring it back. Only the server owner (the installation's first user, else NOT_SERVER_OWNER), for an operation of a space they own, and only with `workersStopped: true` asserting that its workers and provider calls have stopped (else WORKERS_STOPPED_REQUIRED).",
+  errors: [
+    "NOT_FOUND",
+    "NOT_SERVER_OWNER",
+    "OPERATION_IN_OTHER_SPACE",
+    "OPERATION_NOT_INTERRUPTED",
+    "WORKERS_STOPPED_REQUIRED",
+  ],
   input: z.strictObject({
     id: operationId,
     // Optional in the schema so that leaving it out is refused with its own code

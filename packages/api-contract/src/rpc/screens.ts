@@ -5,6 +5,23 @@ import { screenSlot } from "../views.ts";
 export const computerScreenUrl = defineContract({
   name: "computer/screenUrl",
   auth: "token",
+  summary: "Get a screen URL",
+  description:
+    "A sealed capability URL for the bot's screen (noVNC), view or control, and the embed page for it. `ttlSeconds` is at most SCREEN_URL_MAX_TTL_SECONDS (else INVALID_INPUT; default 15 minutes). A control URL needs the caller's control lease of the bot (NOT_IN_CONTROL otherwise) and never outlives it.",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "INVALID_PATH",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "NOT_IN_CONTROL",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject({
     computerId,
     botId,
@@ -26,6 +43,21 @@ export const computerScreenUrl = defineContract({
 export const computerRevokeScreenUrl = defineContract({
   name: "computer/revokeScreenUrl",
   auth: "token",
+  summary: "Revoke a screen URL",
+  description: "Revokes a screen capability and closes its open connections (`closed`).",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "INVALID_PATH",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject({
     computerId,
     capabilityId: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/),

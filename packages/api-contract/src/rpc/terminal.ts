@@ -3,16 +3,26 @@ import { z } from "zod";
 import { botId, computerId, defineContract, timestamp } from "../define.ts";
 import { screenSlot } from "../views.ts";
 
-/**
- * A sealed `terminal` capability for the bot's computer (TRM-4): needs the caller's live control
- * lease of that bot (NOT_IN_CONTROL otherwise) and never outlives it. The capability is bound to
- * the slot generation of the bot's screen, so screen teardown ends it too (TRM-6). Every
- * websocket opened on `websocketUrl` gets its own shell; frames are `@rakazo/protocol/terminal`.
- * Computers whose provider has no browser shell answer UNSUPPORTED (TRM-7).
- */
 export const computerTerminalUrl = defineContract({
   name: "computer/terminalUrl",
   auth: "token",
+  summary: "Get a terminal URL",
+  description:
+    "A sealed terminal capability for the bot's computer. Precondition: the caller's live control lease of that bot (NOT_IN_CONTROL otherwise); it never outlives that lease and ends with the bot's screen. Every websocket opened on `websocketUrl` gets its own shell. UNSUPPORTED when the provider has no browser shell.",
+  errors: [
+    "COMPUTER_GONE",
+    "COMPUTER_NOT_READY",
+    "DESKTOP_UNAVAILABLE",
+    "FILE_NOT_FOUND",
+    "FILE_TOO_LARGE",
+    "INVALID_PATH",
+    "MULTI_SCREEN_UNAVAILABLE",
+    "NOT_FOUND",
+    "NOT_IN_CONTROL",
+    "PROCESS_LIMIT",
+    "PROVIDER_ERROR",
+    "UNSUPPORTED",
+  ],
   input: z.strictObject({
     computerId,
     botId,
