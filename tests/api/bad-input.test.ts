@@ -27,9 +27,10 @@ describe("bad input gets a 4xx with a stable code", () => {
     expectCleanError(await system.rpc("computer/teleport", {}, token), 404, "UNKNOWN_RPC");
   });
 
-  it("GET on an RPC path → 404 UNKNOWN_RPC", async () => {
+  it("GET on an RPC path → 405 METHOD_NOT_ALLOWED, Allow: POST", async () => {
     const res = await system.app.request("/rpc/computer/list");
-    expectCleanError({ status: res.status, json: await res.json() }, 404, "UNKNOWN_RPC");
+    expect(res.headers.get("allow")).toBe("POST");
+    expectCleanError({ status: res.status, json: await res.json() }, 405, "METHOD_NOT_ALLOWED");
   });
 
   it("wrong field types → 400 INVALID_INPUT naming the field", async () => {

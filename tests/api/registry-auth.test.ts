@@ -101,6 +101,8 @@ describe("every external RPC refuses every credential but the external token", (
         });
         expect(res.status, name).toBe(404);
         expect(((await res.json()) as { error: { code: string } }).error.code, name).toBe("UNKNOWN_RPC");
+        // Nor under another method: no 405 tells a stranger the path is served.
+        expect((await off.app.request(`/rpc/${name}`)).status, `GET ${name}`).toBe(404);
       }
     } finally {
       await off.close();

@@ -135,6 +135,14 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
     });
   });
 
+  // RFC 9110/6750: a 401 names its scheme; a token that was sent and refused is `invalid_token`.
+  app.use("*", async (c, next) => {
+    await next();
+    if (c.res.status !== 401 || c.res.headers.has("www-authenticate")) return;
+    const sent = bearer(c.req.header("authorization")) !== undefined;
+    c.header("WWW-Authenticate", sent ? 'Bearer error="invalid_token"' : "Bearer");
+  });
+
   const allowedHosts = options.allowedHosts ?? [];
   app.use("*", allowHosts(allowedHosts));
   app.use("*", limitBody(bodyLimitFor, { tooLarge }));
@@ -265,7 +273,13 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
     return c.json({ result: checked.data ?? null });
   });
 
-  app.all("/rpc/*", () => {
+  app.all("/rpc/*", (c) => {
+    const rpc = rpcs.get(c.req.path.slice("/rpc/".length));
+    // A served RPC's path under another method: 405 naming the one method it takes.
+    if (rpc && (rpc.contract.auth !== "external" || externalTokenHash)) {
+      c.header("Allow", "POST");
+      throw new AppError("METHOD_NOT_ALLOWED", `${rpc.contract.name} takes POST only`);
+    }
     throw new AppError("UNKNOWN_RPC", "RPCs are POST /rpc/<namespace>/<method>");
   });
 

@@ -3,7 +3,7 @@ import type { AppErrorCode } from "@rakazo/services";
 
 export const HTTP_STATUS: Record<
   AppErrorCode,
-  400 | 401 | 403 | 404 | 409 | 413 | 415 | 421 | 422 | 500 | 501 | 502 | 503
+  400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 421 | 422 | 500 | 501 | 502 | 503
 > = {
   INVALID_JSON: 400,
   INVALID_INPUT: 400,
@@ -11,6 +11,7 @@ export const HTTP_STATUS: Record<
   UNSUPPORTED_MEDIA_TYPE: 415,
   HOST_NOT_ALLOWED: 421,
   UNKNOWN_RPC: 404,
+  METHOD_NOT_ALLOWED: 405,
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
@@ -55,7 +56,8 @@ export const ERROR_MEANING: Record<AppErrorCode, string> = {
   UNSUPPORTED_MEDIA_TYPE: "a request body not sent as `content-type: application/json`",
   HOST_NOT_ALLOWED:
     "the `Host` header names a site this server does not answer to (add it to `RAKAZO_ALLOWED_HOSTS`)",
-  UNKNOWN_RPC: "no such RPC, or not a POST",
+  UNKNOWN_RPC: "no such RPC (whatever the method)",
+  METHOD_NOT_ALLOWED: "an RPC's path with a method other than POST (the answer's `Allow` header says `POST`)",
   UNAUTHENTICATED: "missing, malformed, unknown or revoked token",
   FORBIDDEN: "a screen capability refused by the authority (`details.reason`)",
   NOT_FOUND: "missing — or not yours: a foreign id looks exactly like a missing one",
