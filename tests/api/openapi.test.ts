@@ -71,6 +71,11 @@ describe("GET /openapi.json", () => {
     expect(operation("computer/files/upload").description).toMatch(/control lease/);
     expect(operation("computer/terminalUrl").description).toMatch(/control lease/);
     expect(operation("token/revoke").description).toMatch(/`\{\}`.*the token making this call/);
+    // Field notes are the contract's `.describe()`, published with the field.
+    const input = (name: string) => operation(name).requestBody.content["application/json"].schema.properties;
+    expect(input("external/process/read").since.description).toMatch(/Byte offset/);
+    expect(input("computer/create").size.description).toMatch(/QUOTA_EXCEEDED/);
+    expect(input("computer/observe").controlToken.description).toMatch(/control lease/);
   });
 
   it("lists for each RPC only the codes it can answer", () => {

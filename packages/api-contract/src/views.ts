@@ -46,8 +46,10 @@ export const computerView = z.strictObject({
   state: computerState,
   homeRevision: z.number().int(),
   lastError: z.string().nullable(),
-  /** The computer's size; null for computers made before sizing (provider defaults). */
-  size: z.strictObject({ memoryMib: z.number().int(), cpus: z.number(), pids: z.number().int() }).nullable(),
+  size: z
+    .strictObject({ memoryMib: z.number().int(), cpus: z.number(), pids: z.number().int() })
+    .nullable()
+    .describe("The computer's size; null for computers made before sizing (provider defaults)."),
   network: networkPolicy,
   createdAt: timestamp,
   updatedAt: timestamp,
@@ -55,8 +57,9 @@ export const computerView = z.strictObject({
 
 /** `computer/get`: the view plus what the running machine was found to have (null while none runs). */
 export const computerDetails = computerView.extend({
-  /** OPS-3: this provider and image can rebuild it (`computer/update`), not "a newer image exists". */
-  canUpdate: z.boolean(),
+  canUpdate: z
+    .boolean()
+    .describe('This provider and image can rebuild it (`computer/update`), not "a newer image exists".'),
   /**
    * What this computer's provider offers beyond exec and files. `terminal`: the browser shell
    * (`computer/terminalUrl`, TRM-7); where false, terminalUrl answers UNSUPPORTED and the web

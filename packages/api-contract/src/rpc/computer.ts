@@ -24,18 +24,21 @@ export const computerCreate = defineContract({
     name: z.string().trim().min(1).max(100).optional(),
     mode: computerMode.default("team"),
     botId: botId.optional(),
-    // The size: within the deployment's maximum (RAKAZO_COMPUTER_MAX_*), else INVALID_INPUT. A
-    // space past a quota (RAKAZO_SPACE_MAX_*) refuses the computer with QUOTA_EXCEEDED.
     size: z
       .strictObject({
         memoryMib: z.number().int().min(256).optional(),
         cpus: z.number().min(0.1).optional(),
         pids: z.number().int().min(64).optional(),
       })
-      .optional(),
-    // The network policy: the deployment's default (COMPUTER_NETWORK) when absent; UNSUPPORTED when the
-    // provider cannot enforce it.
-    network: networkPolicy.optional(),
+      .optional()
+      .describe(
+        "Within the deployment's maximum (RAKAZO_COMPUTER_MAX_*), else INVALID_INPUT. A space past a quota (RAKAZO_SPACE_MAX_*) refuses the computer with QUOTA_EXCEEDED.",
+      ),
+    network: networkPolicy
+      .optional()
+      .describe(
+        "The deployment's default (COMPUTER_NETWORK) when absent; UNSUPPORTED when the provider cannot enforce it.",
+      ),
   }),
   output: computerView,
 });

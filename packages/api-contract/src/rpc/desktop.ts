@@ -9,10 +9,18 @@ export const desktopAction = desktopActionSchema;
 const botTarget = {
   computerId,
   botId,
-  /** The caller's execution lease; without it, nobody else may hold the bot's lease. */
-  fencingToken: z.number().int().positive().optional(),
-  /** The caller's control lease token, while they control the bot (TKO-1). */
-  controlToken: z.number().int().positive().optional(),
+  fencingToken: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe("The caller's execution lease; without it, nobody else may hold the bot's lease."),
+  controlToken: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe("The caller's control lease token, while they control the bot."),
 };
 
 export const computerObserve = defineContract({

@@ -37,8 +37,11 @@ export const externalComputerView = z.strictObject({
 export const externalScreenView = z.strictObject({
   screen: z.string(),
   botId: z.string(),
-  /** The X display serving the screen now; null until its first graphical call. */
-  display: z.number().int().nullable(),
+  display: z
+    .number()
+    .int()
+    .nullable()
+    .describe("The X display serving the screen now; null until its first graphical call."),
 });
 
 const screenTarget = { computerId, screen: callerName };
@@ -51,12 +54,13 @@ export const externalComputerCreate = defineContract({
     "External surface (EXTERNAL_COMPUTER_TOKEN). Idempotent: the same `key` returns the same computer and the same `screen` the same display and profile; `key` defaults to `screen`. With `wait` (default) it answers once the computer runs or failed.",
   errors: ["CONFLICT", "NOT_FOUND", "OPERATION_IN_PROGRESS", "QUOTA_EXCEEDED", "UNSUPPORTED"],
   input: z.strictObject({
-    /** The screen identity (its own display and browser profile on the computer). */
-    screen: callerName,
-    /** Names the computer; several screens share it by passing the same key. Defaults to `screen`. */
-    key: callerName.optional(),
-    /** Return only once the computer runs (or failed); default true. */
-    wait: z.boolean().default(true),
+    screen: callerName.describe("The screen identity (its own display and browser profile on the computer)."),
+    key: callerName
+      .optional()
+      .describe(
+        "Names the computer; several screens share it by passing the same key. Defaults to `screen`.",
+      ),
+    wait: z.boolean().default(true).describe("Return only once the computer runs (or failed); default true."),
   }),
   output: z.strictObject({
     computer: externalComputerView,
@@ -353,18 +357,29 @@ export const externalProcessRead = defineContract({
   input: z.strictObject({
     computerId,
     handle: processHandle,
-    /** Byte offset to read from: 0, then each answer's `next`. */
-    since: z.number().int().min(0).default(0),
-    /** Wait up to this long for new output or the exit (streaming by long poll). */
-    waitMs: z.number().int().min(0).max(30_000).default(0),
+    since: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe("Byte offset to read from: 0, then each answer's `next`."),
+    waitMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(30_000)
+      .default(0)
+      .describe("Wait up to this long for new output or the exit (streaming by long poll)."),
   }),
   output: z.strictObject({
     chunks: z.array(
       z.strictObject({ stream: z.enum(["stdout", "stderr"]), offset: z.number().int(), data: z.string() }),
     ),
     next: z.number().int(),
-    /** Bytes lost to the computer's bounded buffer (the last 1 MiB is kept). */
-    dropped: z.number().int(),
+    dropped: z
+      .number()
+      .int()
+      .describe("Bytes lost to the computer's bounded buffer (the last 1 MiB is kept)."),
     running: z.boolean(),
     exitCode: z.number().int().nullable(),
     signal: z.string().nullable(),

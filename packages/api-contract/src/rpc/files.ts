@@ -96,8 +96,7 @@ const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, "expected base64");
 /** A whole file's bytes (base64) as a download answers them. */
 const downloadedFile = z.strictObject({
   path: z.string(),
-  /** The file's base name, for a save dialog. */
-  name: z.string(),
+  name: z.string().describe("The file's base name, for a save dialog."),
   size: z.number().int(),
   contentBase64: z.string(),
 });
@@ -149,8 +148,7 @@ export const computerFilesUpload = defineContract({
     computerId,
     botId,
     path: storedPath,
-    /** The file's bytes, base64 (standard alphabet). */
-    contentBase64: base64.max(MAX_BASE64_CHARS + 4),
+    contentBase64: base64.max(MAX_BASE64_CHARS + 4).describe("The file's bytes, base64 (standard alphabet)."),
   }),
   /** `path` is the workspace path (as files/list names it). */
   output: z.strictObject({ path: z.string(), size: z.number().int() }),
@@ -189,8 +187,7 @@ const attachmentView = z.strictObject({
   id: z.string(),
   computerId: z.string(),
   botId: z.string(),
-  /** The workspace path of the attached file (as files/list names it). */
-  path: z.string(),
+  path: z.string().describe("The workspace path of the attached file (as files/list names it)."),
   name: z.string(),
   size: z.number().int(),
   note: z.string().nullable(),

@@ -68,7 +68,10 @@ export const computerReleaseInterrupted = defineContract({
     id: operationId,
     // Optional in the schema so that leaving it out is refused with its own code
     // (WORKERS_STOPPED_REQUIRED), not a generic INVALID_INPUT (OPS-6).
-    workersStopped: z.boolean().optional(),
+    workersStopped: z
+      .boolean()
+      .optional()
+      .describe("Must be true: asserts that the operation's workers and provider calls have stopped."),
   }),
   output: z.strictObject({ operation: operationView, computer: computerView }),
 });

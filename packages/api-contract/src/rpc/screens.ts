@@ -26,13 +26,22 @@ export const computerScreenUrl = defineContract({
     computerId,
     botId,
     policy: z.enum(["view", "control"]),
-    /** The URL's lifetime; at most the deployment's SCREEN_URL_MAX_TTL_SECONDS (else INVALID_INPUT). */
-    ttlSeconds: z.number().int().min(10).optional(),
+    ttlSeconds: z
+      .number()
+      .int()
+      .min(10)
+      .optional()
+      .describe(
+        "The URL's lifetime; at most the deployment's SCREEN_URL_MAX_TTL_SECONDS (else INVALID_INPUT).",
+      ),
   }),
   output: z.strictObject({
     url: z.string(),
-    /** The project's embed page for the same capability (SCR-7 reports, sandboxed frame). */
-    embedUrl: z.string(),
+    embedUrl: z
+      .string()
+      .describe(
+        "The project's embed page for the same capability (a sandboxed frame that reports what it shows).",
+      ),
     policy: z.enum(["view", "control"]),
     capabilityId: z.string(),
     expiresAt: timestamp,

@@ -19,8 +19,7 @@ export const setupBootstrap = defineContract({
     userId: z.string(),
     spaceId: z.string(),
     botId: z.string(),
-    /** The space's Team Computer, created unprovisioned (CMP-1). */
-    computerId: z.string(),
+    computerId: z.string().describe("The space's Team Computer, created unprovisioned."),
     tokenId: z.string(),
     token: z.string(),
   }),

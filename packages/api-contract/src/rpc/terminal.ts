@@ -26,14 +26,18 @@ export const computerTerminalUrl = defineContract({
   input: z.strictObject({
     computerId,
     botId,
-    /** The URL's lifetime; at most the deployment's SCREEN_URL_MAX_TTL_SECONDS (else INVALID_INPUT). */
-    ttlSeconds: z.number().int().min(10).optional(),
+    ttlSeconds: z
+      .number()
+      .int()
+      .min(10)
+      .optional()
+      .describe(
+        "The URL's lifetime; at most the deployment's SCREEN_URL_MAX_TTL_SECONDS (else INVALID_INPUT).",
+      ),
   }),
   output: z.strictObject({
-    /** The web service's own xterm.js page for this capability. */
-    url: z.string(),
-    /** `ws(s)://…/terminals/<capability>/pty`: one shell per connection. */
-    websocketUrl: z.string(),
+    url: z.string().describe("The web service's own xterm.js page for this capability."),
+    websocketUrl: z.string().describe("`ws(s)://…/terminals/<capability>/pty`: one shell per connection."),
     capabilityId: z.string(),
     expiresAt: timestamp,
     slot: screenSlot,
