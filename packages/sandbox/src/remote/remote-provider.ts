@@ -13,8 +13,8 @@
  *   supervisor slot, never the provider's own desktop. Its screen gateway, which also serves
  *   the terminal route (`/v1/pty`, TRM-4), listens on a TCP port the provider hosts; the web
  *   proxy reaches it with the provider's auth in headers, server-side only (SCR-4).
- * Handles are cached per ref; a handle whose credentials went stale (`StaleMachineError`, e.g.
- * the machine was resumed by another process) is dropped and opened afresh, once.
+ * Handles are cached per ref; a handle whose credentials the provider refuses
+ * (`StaleMachineError`) is dropped and opened afresh, once.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { SUPERVISOR_RPC_KEY_FILE } from "@rakazo/protocol";
