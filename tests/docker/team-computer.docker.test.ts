@@ -1,8 +1,9 @@
 // On a real Docker computer, through the whole control plane: the space's Team Computer
 // is provisioned by its first use (CMP-1); a bot's Chromium killed with SIGKILL comes back on the
 // next observe with both of its tabs and their cookies, and the page tools read the visible one
-// (CMP-6); gh's credential written in one machine is there after the computer is replaced and
-// restored, because tool state lives under the persistent home (PRV-5, PER-1).
+// (CMP-6); gh's credential and a pipx-installed tool from one machine are there after the
+// computer is replaced and restored, because tool state lives under the persistent home (PRV-5,
+// PER-1); the image ships pipx always and uv exactly when its manifest says so.
 
 import { createProvider } from "@rakazo/sandbox";
 import { requireDocker } from "@rakazo/sandbox/testing";
@@ -186,11 +187,23 @@ describe.skipIf(gate.skip)(gate.title, () => {
   }, 240_000);
 
   it("gh's credential and the tool caches live under the home and survive a replacement", async () => {
-    // The tools list reports what this machine has: gh, pandoc, pdftotext, python3 always; uv
-    // only in an image built from the Dockerfile.
-    const hasUv = (await exec("command -v uv >/dev/null && echo yes || echo no")).trim() === "yes";
+    // The image says what it ships (/opt/rakazo/manifest.json, written by its build path): pipx
+    // always, uv only from the registry build (Dockerfile). The machine must match that claim,
+    // and so must the tools list the API reports.
+    const manifest = JSON.parse(await exec("cat /opt/rakazo/manifest.json")) as {
+      build: string;
+      tools: string[];
+    };
+    expect(["offline", "registry"]).toContain(manifest.build);
+    expect(manifest.tools).toContain("pipx");
+    const claimsUv = manifest.tools.includes("uv");
+    expect(claimsUv).toBe(manifest.build === "registry");
+    for (const tool of ["gh", "pandoc", "pdftotext", "pipx", "python3", "uv"]) {
+      const found = (await exec(`command -v ${tool} >/dev/null && echo yes || echo no`)).trim() === "yes";
+      expect(found, `${tool} in a ${manifest.build} image`).toBe(manifest.tools.includes(tool));
+    }
     const { tools } = await rpc("computer/get", {});
-    expect(tools).toEqual(["gh", ...(hasUv ? ["uv"] : []), "pandoc", "pdftotext", "python3"]);
+    expect(tools).toEqual(["gh", ...(claimsUv ? ["uv"] : []), "pandoc", "pdftotext", "python3"]);
 
     const env = await exec(
       "env | grep -E '^(GH_CONFIG_DIR|UV_TOOL_DIR|UV_CACHE_DIR|PIP_CACHE_DIR|PIPX_HOME|HISTFILE)=' | sort",
@@ -217,6 +230,28 @@ describe.skipIf(gate.skip)(gate.title, () => {
     );
     expect((await exec("gh auth token")).trim()).toBe("gho_rakazo_test_token");
 
+    // A Python tool installed with pipx, offline (the computer has no network): a wheel made here.
+    await exec(
+      [
+        "python3 - <<'PY'",
+        "import zipfile",
+        'info = "hello_rakazo-1.0.dist-info"',
+        "files = {",
+        '  "hello_rakazo.py": "def main():\\n    print(\'hello from pipx\')\\n",',
+        '  info + "/METADATA": "Metadata-Version: 2.1\\nName: hello-rakazo\\nVersion: 1.0\\n",',
+        '  info + "/WHEEL": "Wheel-Version: 1.0\\nGenerator: rakazo-test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n",',
+        '  info + "/entry_points.txt": "[console_scripts]\\nhello-rakazo = hello_rakazo:main\\n",',
+        "}",
+        'files[info + "/RECORD"] = "".join(p + ",,\\n" for p in [*files, info + "/RECORD"])',
+        'with zipfile.ZipFile("/tmp/hello_rakazo-1.0-py3-none-any.whl", "w") as wheel:',
+        "  for path, text in files.items(): wheel.writestr(path, text)",
+        "PY",
+        "pipx install --pip-args=--no-index /tmp/hello_rakazo-1.0-py3-none-any.whl",
+      ].join("\n"),
+    );
+    expect((await exec("hello-rakazo")).trim()).toBe("hello from pipx");
+    expect((await exec("command -v hello-rakazo")).trim()).toBe(`${WORKSPACE}/.local/bin/hello-rakazo`);
+
     // Replace the machine: stop (checkpoint), destroy the container, start a new one.
     await rpc("computer/stop", {});
     const stopped = await eventually(async () => {
@@ -234,5 +269,8 @@ describe.skipIf(gate.skip)(gate.title, () => {
 
     expect((await exec("gh auth token")).trim()).toBe("gho_rakazo_test_token");
     expect((await exec("gh config get editor")).trim()).toBe("nano");
+    // The pipx tool and its environment came back with the home (PIPX_HOME, PIPX_BIN_DIR).
+    expect((await exec("hello-rakazo")).trim()).toBe("hello from pipx");
+    expect((await exec("pipx list --short")).trim()).toBe("hello-rakazo 1.0");
   }, 300_000);
 });

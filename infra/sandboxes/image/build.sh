@@ -92,6 +92,9 @@ cp "$node_bin" "$staging/node"
 # Exactly the bundle that was hashed.
 cp "$bundle_dir/supervisor.mjs" "$staging/supervisor.mjs"
 
+# The manifest (/opt/rakazo/manifest.json): this path ships no uv, and says so.
+printf '{"build":"offline","tools":["gh","pandoc","pdftotext","pipx","python3"]}\n' >"$staging/manifest.json"
+
 packages="$(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$here/packages.txt" | grep -v '^$' | paste -sd, -)"
 sources="/etc/apt/sources.list.d/debian.sources"
 [ -f "$sources" ] || sources="/etc/apt/sources.list"
@@ -101,8 +104,9 @@ for f in /etc/apt/apt.conf.d/*; do aptopts+=("--aptopt=$f"); done
 
 start=$SECONDS
 echo "build.sh: building $tag (mmdebstrap)" >&2
-# PRV-5 promises uv; no source this offline build can reach ships it (see README "Not inside: uv").
-echo "build.sh: note: this offline build does NOT include uv; the registry build (Dockerfile) does" >&2
+# PRV-5 promises uv; no source this offline build can reach ships it (see README "uv: in the
+# registry build only"); pipx from Debian installs Python tools instead.
+echo "build.sh: note: this offline build does NOT include uv (pipx instead); the registry build (Dockerfile) does" >&2
 # The host's sources and apt.conf.d make mmdebstrap fetch exactly as apt does on this machine;
 # the first hook keeps those host settings out of the image.
 mmdebstrap --variant=minbase --mode=root --format=tar --quiet \

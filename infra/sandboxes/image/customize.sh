@@ -2,8 +2,8 @@
 # Finishes the computer image's root filesystem. Shared by both build paths:
 #   build.sh:   run on the host as an mmdebstrap customize hook: customize.sh <rootfs> <staging>
 #   Dockerfile: run inside the image:                            customize.sh / /tmp/rakazo-staging
-# <staging> holds `node` (the Node 24 binary) and `supervisor.mjs` (the supervisor, one bundled file
-# that imports Node builtins only; infra/sandboxes/supervisor/src/bundle.ts).
+# <staging> holds `node` (the Node 24 binary), `supervisor.mjs` (the supervisor, one bundled file
+# that imports Node builtins only; infra/sandboxes/supervisor/src/bundle.ts) and `manifest.json`.
 set -eu
 root="$1"
 staging="$2"
@@ -27,6 +27,10 @@ cat >"$root/usr/local/bin/rakazo-supervisor" <<'WRAPPER'
 exec /usr/local/bin/node /opt/rakazo/supervisor.mjs "$@"
 WRAPPER
 chmod 0755 "$root/usr/local/bin/rakazo-supervisor"
+
+# What this build claims to ship (`manifest.json`: the build path and the promised tools, PRV-5),
+# written by the build path into <staging>; tests hold the image to it.
+install -o 0 -g 0 -m 0644 "$staging/manifest.json" "$root/opt/rakazo/manifest.json"
 
 # Smaller image: docs, man pages and apt lists are not needed at run time.
 # Copyright files stay.
