@@ -90,6 +90,27 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
   }
 
   const state = computer.data?.state;
+  // An unknown id (or another space's: the API answers both alike) and a deleted computer get a
+  // page that says so, not "Loading…" for ever; any other failure to read it is shown as is.
+  // (An address that is no computer id at all never gets here: main.tsx routes it home.)
+  const missing =
+    state === "deleted" || (computer.error instanceof RakazoApiError && computer.error.code === "NOT_FOUND");
+  if (missing || (computer.error && !computer.data)) {
+    return (
+      <div className="page computer-view">
+        <nav aria-label="breadcrumb">
+          <a href="#/">{t("app.back")}</a>
+        </nav>
+        <h1>{t(missing ? "view.notFound" : "view.unreadable")}</h1>
+        <p role={missing ? undefined : "alert"}>
+          {missing ? t("view.notFoundBody") : t("app.error", { message: errorMessage(computer.error) })}
+        </p>
+        <p>
+          <a href="#/">{t("view.notFoundBack")}</a>
+        </p>
+      </div>
+    );
+  }
   // TRM-7: the Shell tab only where the computer's provider serves a browser terminal.
   const tabs: readonly Tab[] = computer.data?.capabilities.terminal
     ? ["screen", "shell", "files"]
