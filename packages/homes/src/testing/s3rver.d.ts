@@ -5,6 +5,8 @@ declare module "s3rver" {
     silent?: boolean;
     directory?: string;
     configureBuckets?: { name: string }[];
+    /** Default true: a Host that is not an IP or localhost names the bucket (virtual-host style). */
+    vhostBuckets?: boolean;
   }
   export default class S3rver {
     constructor(options: S3rverOptions);
