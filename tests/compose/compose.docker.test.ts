@@ -292,7 +292,10 @@ describe.skipIf(gate.skip)(gate.title, () => {
     // docker-compose.s3.yml points API and worker at its store by default (nothing in the env).
     for (const service of ["api", "worker"] as const) {
       expect(byService[service]?.Config.Env).toEqual(
-        expect.arrayContaining(["OBJECT_STORAGE_ENDPOINT=http://s3:9000", "OBJECT_STORAGE_BUCKET=rakazo-homes"]),
+        expect.arrayContaining([
+          "OBJECT_STORAGE_ENDPOINT=http://s3:9000",
+          "OBJECT_STORAGE_BUCKET=rakazo-homes",
+        ]),
       );
     }
     // The web service cannot read the core secrets, and it has no Docker socket.
@@ -566,5 +569,4 @@ describe.skipIf(gate.skip)(gate.title, () => {
     expect(await docker(["network", "ls", "-q", "--filter", label])).toBe("");
     expect(await docker(["volume", "ls", "-q", "--filter", label])).toBe("");
   }, 180_000);
-
 });
