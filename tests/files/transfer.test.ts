@@ -109,6 +109,22 @@ describe("files: upload, write, download (FIL-3)", () => {
     await rpc("computer/releaseControl", { computerId, botId: tenant.botId });
   });
 
+  it("with control: an upload may land in shared/ (CMP-1), never in another bot's folder or the top level", async () => {
+    await rpc("computer/takeControl", { computerId, botId: tenant.botId });
+    const upload = (path: string) =>
+      rpc("computer/files/upload", { computerId, botId: tenant.botId, path, contentBase64: b64("team") });
+    const shared = await upload("../../shared/for-everyone.txt");
+    expect(shared.status).toBe(200);
+    expect(shared.json.result).toEqual({ path: "shared/for-everyone.txt", size: 4 });
+    expect(await listNames("shared")).toContain("for-everyone.txt");
+    for (const path of ["../../shared", "../other-bot/x.txt", "../../top.txt", ".."]) {
+      const refused = await upload(path);
+      expect([path, refused.json.error?.code]).toEqual([path, "INVALID_PATH"]);
+    }
+    expect(await listNames()).not.toContain("top.txt");
+    await rpc("computer/releaseControl", { computerId, botId: tenant.botId });
+  });
+
   it("terminalUrl needs control (or screens configured); a foreign computer answers like a missing one", async () => {
     const noControl = await rpc("computer/terminalUrl", { computerId, botId: tenant.botId });
     expect(noControl.json.error.code).toMatch(/NOT_IN_CONTROL|UNSUPPORTED/);

@@ -20,7 +20,9 @@ const storedPath = z
   .string()
   .min(1)
   .max(4_096)
-  .describe(`${PATH_RULE} An upload or write must land inside the bot's folder.`);
+  .describe(
+    `${PATH_RULE} An upload or write must land inside the bot's folder or, on a Team Computer, in shared/ (../../shared/…); INVALID_PATH otherwise.`,
+  );
 /** A bot whose folder relative paths start from (the one path rule); omitted: the workspace root. */
 const workingBot = botId.optional().describe("The bot whose folder relative paths start from.");
 
@@ -127,9 +129,9 @@ export const computerFilesDownload = defineContract({
 export const computerFilesUpload = defineContract({
   name: "computer/files/upload",
   auth: "token",
-  summary: "Upload a file into a bot's folder",
+  summary: "Upload a file into a bot's folder or shared/",
   description:
-    "A person's upload into the bot's folder (the path is relative to it). Precondition: the caller holds the control lease of that bot (`computer/takeControl`), else NOT_IN_CONTROL. More than the attachment size is FILE_TOO_LARGE before anything is stored; a failed upload leaves no partial file.",
+    "A person's upload into the bot's folder or the Team Computer's `shared/` (the path is relative to the bot's folder). Precondition: the caller holds the control lease of that bot (`computer/takeControl`), else NOT_IN_CONTROL. More than the attachment size is FILE_TOO_LARGE before anything is stored; a failed upload leaves no partial file.",
   errors: [
     "COMPUTER_GONE",
     "COMPUTER_NOT_READY",

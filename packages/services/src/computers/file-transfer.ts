@@ -10,9 +10,9 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 import { liveControlLease } from "../runs/leases.ts";
 import { viaProvider } from "../sandbox-errors.ts";
-import { requireComputer, requireRunningMachine } from "./access.ts";
+import { type ComputerRow, requireComputer, requireRunningMachine } from "./access.ts";
 import { requireBotOnComputer, touchComputer } from "./activity.ts";
-import { botFolder, resolveWorkspacePath } from "./bot-folders.ts";
+import { botFolder, resolveWorkspacePath, SHARED_FOLDER } from "./bot-folders.ts";
 import { personPath } from "./files.ts";
 
 export interface DownloadedFile {
@@ -92,9 +92,8 @@ async function storeForPerson(
   const sandbox = requireRunningMachine(ctx, computer);
   // The one path rule, with the bot named: relative to its folder (resolveWorkspacePath).
   const path = resolveWorkspacePath(computer, input.botId, input.path);
-  const folder = botFolder(computer, input.botId);
-  if (path === "" || (folder !== "" && !path.startsWith(`${folder}/`))) {
-    throw new AppError("INVALID_PATH", "uploads land in the bot's folder");
+  if (!writableForBot(computer, input.botId, path)) {
+    throw new AppError("INVALID_PATH", "uploads land in the bot's folder or in shared/");
   }
   const data = bytes();
   // SandboxFiles.write replaces the file atomically (a temporary file renamed into place), so a
@@ -102,4 +101,17 @@ async function storeForPerson(
   await viaProvider(() => sandbox.files.write(path, data));
   await touchComputer(ctx, computer.id);
   return { path, size: data.byteLength };
+}
+
+/**
+ * Where a person may store a file for a bot: inside the bot's folder, or in the Team Computer's
+ * `shared/` folder beside the bots' folders (CMP-1); never the folder itself, another bot's
+ * folder or the workspace's top level. On a Private Computer the whole workspace is its bot's.
+ * The web app applies the same rule before sending (apps/web/ui/src/files.tsx).
+ */
+function writableForBot(computer: Pick<ComputerRow, "mode">, botId: string, path: string): boolean {
+  const folder = botFolder(computer, botId);
+  if (path === "") return false;
+  if (folder === "") return true;
+  return path.startsWith(`${folder}/`) || path.startsWith(`${SHARED_FOLDER}/`);
 }
