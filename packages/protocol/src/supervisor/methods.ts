@@ -119,6 +119,12 @@ export const SUPERVISOR_METHODS = {
     result: actResultSchema,
   },
   "desktop.release": { params: bot, result: z.object({ released: z.boolean() }) },
+  /**
+   * Closes the bot's Chromium cleanly (profile flushed, PER-7) and keeps its display and x11vnc,
+   * so its viewers stay connected; the next observe/act/page call relaunches it with its last
+   * session. `closed: false` when the bot has no running desktop or browser.
+   */
+  "desktop.closeBrowser": { params: bot, result: z.object({ closed: z.boolean() }) },
   "desktop.list": { params: z.object({}), result: z.array(slotInfoSchema) },
   "desktop.setControlled": {
     params: z.object({ botId, controlled: z.boolean() }),

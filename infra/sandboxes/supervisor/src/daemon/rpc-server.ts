@@ -63,6 +63,7 @@ const HANDLERS: { readonly [M in SupervisorMethod]: Handler<M> } = {
   // Each action is validated on its own, so a malformed one fails the batch at its index.
   "desktop.act": ({ desktops }, { botId, actions }) => desktops.act(botId, actions),
   "desktop.release": ({ desktops }, { botId }) => desktops.release(botId),
+  "desktop.closeBrowser": ({ desktops }, { botId }) => desktops.closeBrowser(botId),
   "desktop.list": ({ desktops }) => desktops.list(),
   "desktop.setControlled": ({ desktops }, { botId, controlled }) => desktops.setControlled(botId, controlled),
   "screens.configure": (context, params) => {

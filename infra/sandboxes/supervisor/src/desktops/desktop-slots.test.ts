@@ -11,13 +11,26 @@ import type { StackPlan } from "./stack-argv.ts";
 /** In-memory stacks; `failTeardowns` makes the next N teardowns throw. */
 function memoryLauncher() {
   const live = new Map<string, StackPlan>();
-  const state = { failTeardowns: 0, started: [] as StackPlan[] };
+  const state = { failTeardowns: 0, started: [] as StackPlan[], browserCloses: 0, browserRevives: 0 };
   const launcher: StackLauncher = {
     async start(plan) {
       live.set(plan.vncSocket, plan);
       state.started.push(plan);
+      let browser = true;
       const stack: DesktopStack = {
         plan,
+        closeBrowser: async () => {
+          if (!browser) return false;
+          browser = false;
+          state.browserCloses += 1;
+          return true;
+        },
+        reviveBrowser: async () => {
+          if (browser) return false;
+          browser = true;
+          state.browserRevives += 1;
+          return true;
+        },
         capture: async () => ({
           png: Buffer.from(plan.profileDir),
           width: 1280,
@@ -138,6 +151,25 @@ describe("DesktopSlots", () => {
       total: 3,
       error: { code: "INVALID_ACTION", message: expect.any(String), index: 1 },
     });
+  });
+
+  it("closeBrowser keeps the desktop: same slot and generation, no viewer closed, revived on next use", async () => {
+    const { sup, state, live } = supervisor(0);
+    const closing: number[] = [];
+    sup.onSlotClosing((index) => closing.push(index));
+    expect(await sup.closeBrowser("a")).toEqual({ closed: false }); // no desktop: nothing started
+    expect(state.started).toHaveLength(0);
+    const first = await sup.observe("a");
+    expect(await sup.closeBrowser("a")).toEqual({ closed: true });
+    expect(await sup.closeBrowser("a")).toEqual({ closed: false });
+    expect(closing).toEqual([]);
+    expect(live.size).toBe(1);
+    expect(sup.list()).toMatchObject([{ botId: "a", state: "running", slot: first.slot }]);
+    expect(state.browserRevives).toBe(0);
+    expect((await sup.observe("a")).slot).toEqual(first.slot);
+    expect(state).toMatchObject({ browserCloses: 1, browserRevives: 1 });
+    expect(state.started).toHaveLength(1);
+    await expect(sup.closeBrowser("")).rejects.toMatchObject({ code: "INVALID_ACTION" });
   });
 
   it("serialises concurrent first calls of one bot onto one desktop", async () => {

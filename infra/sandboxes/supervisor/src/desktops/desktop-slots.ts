@@ -205,6 +205,26 @@ export class DesktopSlots {
     });
   }
 
+  /**
+   * Closes the bot's browser cleanly and keeps its desktop: display, x11vnc and every viewer stay
+   * (CMP-6), the slot keeps its generation, and the next use brings Chromium back with its last
+   * session (`#using`). For a consistent profile on disk (PER-7). No-op without a running desktop.
+   */
+  closeBrowser(botId: string): Promise<{ closed: boolean }> {
+    return this.#forBot(botId, async () => {
+      const slot = this.#slotOf(botId);
+      if (!slot?.stack?.closeBrowser || slot.state !== "running") return { closed: false };
+      slot.busy += 1;
+      try {
+        return { closed: await slot.stack.closeBrowser() };
+      } catch (error) {
+        throw new SupervisorError("DESKTOP_UNAVAILABLE", (error as Error).message);
+      } finally {
+        slot.busy -= 1;
+      }
+    });
+  }
+
   /** Marks a bot's desktop as controlled (never evicted) or not. Does not start a desktop. */
   setControlled(botId: string, controlled: boolean): { controlled: boolean; active: boolean } {
     const slot = this.#slotOf(botId);

@@ -38,6 +38,12 @@ export interface DesktopStack {
    * stacks without a browser leave it out.
    */
   reviveBrowser?(): Promise<boolean>;
+  /**
+   * Closes the stack's Chromium cleanly (its profile flushed to disk, PER-7) and leaves the
+   * display and x11vnc, so every viewer stays connected; the next use revives it
+   * (`reviveBrowser`). True when a browser was running. Optional like `reviveBrowser`.
+   */
+  closeBrowser?(): Promise<boolean>;
   teardown(): Promise<void>;
 }
 
@@ -209,7 +215,7 @@ async function chromiumReady(port: number, env: NodeJS.ProcessEnv): Promise<bool
 }
 
 /** Asks Chromium to close itself over its loopback DevTools endpoint (BRW-2). */
-async function closeBrowser(port: number): Promise<void> {
+async function requestBrowserClose(port: number): Promise<void> {
   const response = await fetch(`http://127.0.0.1:${port}/json/version`, {
     signal: AbortSignal.timeout(2000),
   });
@@ -284,6 +290,20 @@ export function processLauncher(options: ProcessLauncherOptions = {}): StackLaun
           `chromium-${plan.display}.log`,
         );
       };
+      /**
+       * Browser.close is Chromium's full clean shutdown (cookies and session flushed to the
+       * profile); a bare SIGTERM exits without flushing recent cookies. SIGTERM to the leader
+       * follows, then SIGKILL to whatever is left of its group.
+       */
+      const stopChromium = async (): Promise<void> => {
+        const current = children.chromium;
+        if (current && alive(current)) {
+          await requestBrowserClose(plan.debugPort).catch(() => undefined);
+          const deadline = Date.now() + (options.chromiumStopTimeoutMs ?? 8000);
+          while (alive(current) && Date.now() < deadline) await sleep(25);
+        }
+        await stopProcess(current, 2000, "leader");
+      };
       const stack: DesktopStack = {
         plan,
         async capture() {
@@ -315,6 +335,13 @@ export function processLauncher(options: ProcessLauncherOptions = {}): StackLaun
           );
           return true;
         },
+        async closeBrowser() {
+          const current = children.chromium;
+          if (!current || !alive(current)) return false;
+          // Only the browser: x11vnc keeps serving the display, so viewers stay (CMP-6).
+          await stopChromium();
+          return true;
+        },
         async teardown() {
           // SCR-3 order: viewers first (x11vnc exit closes every RFB connection), then the browser
           // (SIGTERM lets it save its session, CMP-6), then the display; then the files.
@@ -323,16 +350,7 @@ export function processLauncher(options: ProcessLauncherOptions = {}): StackLaun
             errors.push(`x11vnc: ${e.message}`),
           );
           rmSync(plan.vncSocket, { force: true });
-          // Browser.close is Chromium's full clean shutdown (cookies and session flushed to the
-          // profile); a bare SIGTERM exits without flushing recent cookies. SIGTERM/SIGKILL follow.
-          if (children.chromium && alive(children.chromium)) {
-            await closeBrowser(plan.debugPort).catch(() => undefined);
-            const deadline = Date.now() + (options.chromiumStopTimeoutMs ?? 8000);
-            while (alive(children.chromium) && Date.now() < deadline) await sleep(25);
-          }
-          await stopProcess(children.chromium, 2000, "leader").catch((e: Error) =>
-            errors.push(`chromium: ${e.message}`),
-          );
+          await stopChromium().catch((e: Error) => errors.push(`chromium: ${e.message}`));
           await stopProcess(children.xvfb, 3000, "group").catch((e: Error) =>
             errors.push(`Xvfb: ${e.message}`),
           );
