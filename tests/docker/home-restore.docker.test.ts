@@ -7,17 +7,24 @@
 // Then the fault drill: a run's checkpoint, and the container deleted
 // (`docker rm -f`) under the running computer together with the host's home cache; the next use
 // answers COMPUTER_GONE and queues a replacement, which restores that checkpoint byte-identically
-// with the cookie intact. Its recovery time goes to the bench report.
+// with the cookie intact. Its recovery time goes to the bench report. A run-end checkpoint
+// closes only the browser: a viewer watching the bot's screen through the gateway stays
+// connected across it and keeps receiving frames (CMP-6).
 import { execFile } from "node:child_process";
 import { rm } from "node:fs/promises";
 import { Writable } from "node:stream";
 import { promisify } from "node:util";
+import { openRfb } from "@rakazo/bench/rfb-client";
+import { viaWebSocketRaw } from "@rakazo/bench/rfb-stream";
 import { ObjectAgentHomeStore } from "@rakazo/homes";
 import { startTestS3Server, type TestS3Server } from "@rakazo/homes/testing";
+import { TICKET_HEADER } from "@rakazo/protocol";
 import { createProvider, DOCKER_HOME_GID, DOCKER_HOME_UID } from "@rakazo/sandbox";
+import { authorizeScreen } from "@rakazo/services";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COMPUTER_IMAGE } from "../support/docker.ts";
 import { recordFigures } from "../support/figures.ts";
+import { buildSupervisorOverlay } from "../support/supervisor-overlay.ts";
 import { createTestSystem, eventually, runningComputer, type TestSystem } from "../support/system.ts";
 import { requireDocker } from "../support/tools.ts";
 
@@ -51,11 +58,15 @@ describe.skipIf(gate.skip)(gate.title, () => {
   let system: TestSystem;
   let tenant: Awaited<ReturnType<TestSystem["newTenant"]>>;
   let computerId: string;
+  let overlay: ReturnType<typeof buildSupervisorOverlay> | undefined;
 
   beforeAll(async () => {
     s3 = await startTestS3Server();
+    // This checkout's supervisor (the run-end checkpoint's desktop.closeBrowser) on the image.
+    overlay = buildSupervisorOverlay(COMPUTER_IMAGE);
+    const image = overlay.image;
     system = await createTestSystem({
-      provider: (dataDir) => createProvider({ kind: "docker", image: COMPUTER_IMAGE, dataDir }),
+      provider: (dataDir) => createProvider({ kind: "docker", image, dataDir }),
       homes: (dataDir) => {
         // As createRuntime builds it for a provider declaring `capabilities.homeOwner` (Docker).
         store = new ObjectAgentHomeStore({
@@ -65,6 +76,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
         });
         return store;
       },
+      screens: true,
     });
     await system.startWorker();
     tenant = await system.newTenant("home-user");
@@ -83,6 +95,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
       await system.close();
     }
     await s3?.close();
+    overlay?.remove();
   }, 120_000);
 
   const computerRow = () =>
@@ -244,6 +257,39 @@ describe.skipIf(gate.skip)(gate.title, () => {
     }, 120_000);
   };
 
+  /**
+   * A person watching the bot's screen: a view capability (`computer/screenUrl`), authorized as
+   * the web service's proxy has it authorized, and an RFB viewer on the computer's gateway
+   * asking for every change. Counts the frame updates; `closed` is set when its websocket ends.
+   */
+  const watchScreen = async () => {
+    const res = await system.rpc(
+      "computer/screenUrl",
+      { computerId, botId: tenant.botId, policy: "view" },
+      tenant.token,
+    );
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    const capability = new URL(res.json.result.url).pathname.split("/")[2] as string;
+    const { target, ticket } = await authorizeScreen(system.ctx, { capability });
+    if (target.transport !== "unix") throw new Error(`a Docker gateway on ${target.transport}`);
+    const stream = await viaWebSocketRaw({
+      socketPath: target.socketPath,
+      path: "/v1/rfb",
+      headers: { [TICKET_HEADER]: ticket },
+    });
+    const viewer = { updates: 0, closed: false, session: await openRfb(stream) };
+    stream.onClose(() => {
+      viewer.closed = true;
+    });
+    viewer.session.onUpdate(() => {
+      viewer.updates += 1;
+      if (!viewer.closed) viewer.session.request(true);
+    });
+    viewer.session.request(false);
+    await eventually(async () => (viewer.updates > 0 ? true : undefined));
+    return viewer;
+  };
+
   it("a cookie set the moment before a run ends survives a replacement restored from its checkpoint (PER-7)", async () => {
     // The browser is running (CMP-6 keeps it across runs): the run's last act sets a cookie,
     // and the run ends right after, well inside Chromium's 30 s cookie write batching.
@@ -253,6 +299,8 @@ describe.skipIf(gate.skip)(gate.title, () => {
     const { run, lease } = start.json.result;
     const previous = (await computerRow())?.homeRevision ?? 0;
     await visit("/late", lease.fencingToken);
+    // Someone watches the screen through the run's end (CMP-6: the viewer stays).
+    const viewer = await watchScreen();
     const completed = await system.rpc(
       "run/complete",
       { runId: run.id, fencingToken: lease.fencingToken },
@@ -272,11 +320,22 @@ describe.skipIf(gate.skip)(gate.title, () => {
     // Logged once the relaunch has returned: what closing and relaunching cost.
     const relaunched = await eventually(async () =>
       system.logLines
-        .map((line) => JSON.parse(line) as { msg?: string; releaseMs: number; relaunchMs: number })
+        .map((line) => JSON.parse(line) as { msg?: string; closeMs: number; relaunchMs: number })
         .find((line) => line.msg === "computer.browsers_relaunched"),
     );
+    // The viewer's websocket is the one it opened before the run ended, still served: typing
+    // into the relaunched browser reaches it as frame updates.
+    expect(viewer.closed).toBe(false);
+    const seen = viewer.updates;
+    await act([
+      { type: "key", keys: "ctrl+l" },
+      { type: "type", text: "still watching" },
+    ]);
+    await eventually(async () => (viewer.updates > seen || viewer.closed ? true : undefined));
+    expect(viewer.closed).toBe(false);
+    viewer.session.close();
     recordFigures("run-end-quiesce", [
-      { name: "run-end checkpoint: browsers closed (1 desktop)", value: relaunched.releaseMs, unit: "ms" },
+      { name: "run-end checkpoint: browsers closed (1 desktop)", value: relaunched.closeMs, unit: "ms" },
       {
         name: "run-end checkpoint: browsers relaunched (1 desktop)",
         value: relaunched.relaunchMs,

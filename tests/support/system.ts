@@ -58,6 +58,11 @@ export async function createTestSystem(
     externalToken?: string;
     /** Per-space quotas for API and worker (default: DEFAULT_SPACE_QUOTAS). */
     quotas?: RuntimeConfig["quotas"];
+    /**
+     * Mints screen capabilities (`computer/screenUrl`) with a fresh keyring. There is no web
+     * service: a test opens the screen at the computer's gateway with `authorizeScreen`.
+     */
+    screens?: boolean;
   } = {},
 ): Promise<TestSystem> {
   const database = await createTestDatabase();
@@ -72,6 +77,8 @@ export async function createTestSystem(
   registerLogSecret(options.bootstrapToken, "the bootstrap token");
   registerLogSecret(options.externalToken, "the external computer token");
   const keys = new LocalKeyWrapper(masterKey);
+  const screenMaster = randomBytes(32);
+  registerLogSecret(screenMaster.toString("base64"), "the screen master key");
   const headless: HeadlessBrowserRuntime | undefined = options.headlessBrowsers
     ? startHeadlessBrowsers()
     : undefined;
@@ -85,6 +92,14 @@ export async function createTestSystem(
     ...(options.agentModel ? { agentModel: options.agentModel } : {}),
     ...(headless ? { headlessBrowsers: headless.browsers } : {}),
     ...(options.quotas ? { quotas: options.quotas } : {}),
+    ...(options.screens
+      ? {
+          screens: {
+            keyring: { activeKid: "k1", masters: new Map([["k1", screenMaster]]) },
+            webBaseUrl: "http://127.0.0.1:9",
+          },
+        }
+      : {}),
   };
   const api = await createRuntime({ ...shared, role: "api" });
   const { ctx } = api;

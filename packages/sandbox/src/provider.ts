@@ -340,6 +340,12 @@ export interface SandboxDesktop {
    * (SCR-3). The bot's browser profile is kept (CMP-2).
    */
   release(botId: string): Promise<void>;
+  /**
+   * Closes the bot's browser cleanly (its profile complete on disk, PER-7) and keeps the rest of
+   * its desktop: the display, the screen server and every connected viewer stay (CMP-6). The
+   * next `observe`/`act` relaunches the browser with its last session. No-op without a desktop.
+   */
+  closeBrowser(botId: string): Promise<void>;
   list(): Promise<DesktopSlotInfo[]>;
   /** Marks the bot's screen as controlled by a person: never evicted at the cap (CMP-5). */
   setControlled?(botId: string, controlled: boolean): Promise<void>;

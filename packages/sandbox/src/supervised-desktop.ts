@@ -74,6 +74,9 @@ export function createSupervisedDesktop(transport: SupervisorTransport): Supervi
     async release(botId) {
       await transport.call("desktop.release", { botId });
     },
+    async closeBrowser(botId) {
+      await transport.call("desktop.closeBrowser", { botId });
+    },
     async list() {
       return (await transport.call("desktop.list", {})).map(toSlotInfo);
     },

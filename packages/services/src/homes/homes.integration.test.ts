@@ -9,6 +9,7 @@ import { createFakeProvider } from "@rakazo/sandbox";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServiceContext } from "../context.ts";
+import { checkpointUnlessInUse } from "./after-runs.ts";
 import { isHomeStoreError, LocalKeyWrapper, ObjectAgentHomeStore } from "./deps.ts";
 import {
   checkpointComputerHome,
@@ -135,6 +136,23 @@ describe("home verbs with Postgres and a loopback bucket", () => {
     const error = await restoreComputerHome(ctx, { computer: row, sandbox }).catch((e: unknown) => e);
     expect(isHomeStoreError(error, "KEY_UNAVAILABLE")).toBe(true);
     for await (const object of ctx.homes.listObjects()) expect(object.homeKey).not.toBe(row.homeKey);
+  });
+
+  it("a run-end checkpoint closes only the browsers: each desktop, its slot and its screen stay (CMP-6)", async () => {
+    const { id, ref } = await newComputer();
+    const desktop = ctx.provider.sandbox(ref).desktop;
+    if (!desktop) throw new Error("the fake has desktops");
+    await desktop.act("bot_1", [{ type: "type", text: "signed in" }]);
+    const before = await desktop.observe("bot_1");
+    await ctx.provider.sandbox(ref).files.write("notes/run.txt", "what the run wrote");
+    expect(
+      await checkpointUnlessInUse(ctx as ServiceContext, { computerId: id, reason: "run_succeeded" }),
+    ).toBe("saved");
+    // A released desktop would come back as a new generation with an empty screen.
+    const after = await desktop.observe("bot_1");
+    expect(after.slot).toEqual(before.slot);
+    expect(after.frameHash).toBe(before.frameHash);
+    expect((await desktop.list()).map((slot) => slot.botId)).toEqual(["bot_1"]);
   });
 
   it("a wrong master key fails clearly", async () => {

@@ -21,27 +21,42 @@ export async function releaseDesktops(ctx: ServiceContext, ref: string): Promise
   return released;
 }
 
+/** Closes every live desktop's browser and keeps the desktops; returns the bots whose browser closed. */
+async function closeBrowsers(ctx: ServiceContext, ref: string): Promise<string[]> {
+  const desktop = ctx.provider.sandbox(ref).desktop;
+  if (!desktop) return [];
+  const closed: string[] = [];
+  for (const slot of await desktop.list().catch(() => [])) {
+    await desktop.closeBrowser(slot.botId).then(
+      () => closed.push(slot.botId),
+      (error: unknown) => ctx.log.warn("computer.quiesce_failed", { botId: slot.botId, error }),
+    );
+  }
+  return closed;
+}
+
 /**
- * For a checkpoint of a computer that stays up (a run ended, CMP-6): close the browsers, and
- * once the workspace is saved bring each released desktop back; its Chromium restores its last
- * session (the page state of the open tabs is what this costs).
+ * For a checkpoint of a computer that stays up (a run ended, CMP-6): close only the browsers —
+ * each desktop's display and screen server stay, so open viewers stay connected — and once the
+ * workspace is saved bring each browser back (observe); it restores its last session (the page
+ * state of the open tabs is what this costs).
  */
 export function quiesceThenRelaunch(ctx: ServiceContext, ref: string): () => Promise<() => Promise<void>> {
   return async () => {
     const started = performance.now();
-    const released = await releaseDesktops(ctx, ref);
-    const releasedMs = Math.round(performance.now() - started);
+    const closed = await closeBrowsers(ctx, ref);
+    const closedMs = Math.round(performance.now() - started);
     return async () => {
       const relaunching = performance.now();
       const desktop = ctx.provider.sandbox(ref).desktop;
-      for (const botId of released) {
+      for (const botId of closed) {
         await desktop?.observe(botId).catch((error: unknown) => {
           ctx.log.warn("computer.relaunch_failed", { botId, error });
         });
       }
       ctx.log.info("computer.browsers_relaunched", {
-        desktops: released.length,
-        releaseMs: releasedMs,
+        desktops: closed.length,
+        closeMs: closedMs,
         relaunchMs: Math.round(performance.now() - relaunching),
       });
     };

@@ -56,6 +56,8 @@ interface FakeDesktopState {
   log: string[];
   startedAt: string;
   lastUsedAt: string;
+  /** How often `closeBrowser` closed this desktop's browser (the slot and frame stay). */
+  browserCloses?: number;
 }
 
 interface FakeMachine {
@@ -316,6 +318,14 @@ export function createFakeProvider(options: FakeProviderOptions): SandboxProvide
           delete machine.terminals?.[botId];
           await save(ref, machine);
           (await hosted(ref))?.stop(botId, CLOSE_SLOT_CLOSED, "slot closed");
+        },
+        async closeBrowser(botId) {
+          const machine = await running(ref);
+          const state = machine.desktops[botId];
+          if (!state) return;
+          // Recorded, nothing else: the slot, its generation and its screen clients stay.
+          state.browserCloses = (state.browserCloses ?? 0) + 1;
+          await save(ref, machine);
         },
         async list(): Promise<DesktopSlotInfo[]> {
           const machine = await running(ref);
