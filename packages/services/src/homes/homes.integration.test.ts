@@ -155,6 +155,33 @@ describe("home verbs with Postgres and a loopback bucket", () => {
     expect((await desktop.list()).map((slot) => slot.botId)).toEqual(["bot_1"]);
   });
 
+  it("a run-end checkpoint releases a desktop whose browser cannot be closed alone (an older supervisor)", async () => {
+    const { id, ref } = await newComputer();
+    const fake = ctx.provider;
+    const older = {
+      ...ctx,
+      provider: {
+        ...fake,
+        sandbox: (machine: string) => {
+          const sandbox = fake.sandbox(machine);
+          if (!sandbox.desktop) throw new Error("the fake has desktops");
+          const closeBrowser = async () => {
+            throw new Error('unknown method "desktop.closeBrowser"');
+          };
+          return { ...sandbox, desktop: { ...sandbox.desktop, closeBrowser } };
+        },
+      },
+    } as ServiceContext;
+    const before = await fake.sandbox(ref).desktop?.observe("bot_1");
+    await fake.sandbox(ref).files.write("notes/run.txt", "what the run wrote");
+    expect(await checkpointUnlessInUse(older, { computerId: id, reason: "run_succeeded" })).toBe("saved");
+    // Released for the save (the old path), and back after it as the next generation.
+    const slots = await fake.sandbox(ref).desktop?.list();
+    expect(slots?.map((slot) => [slot.botId, slot.slot.generation])).toEqual([
+      ["bot_1", (before?.slot.generation ?? 0) + 1],
+    ]);
+  });
+
   it("a wrong master key fails clearly", async () => {
     const { id, ref } = await newComputer();
     await ctx.provider.sandbox(ref).files.write("x.txt", "x");

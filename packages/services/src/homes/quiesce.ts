@@ -21,16 +21,26 @@ export async function releaseDesktops(ctx: ServiceContext, ref: string): Promise
   return released;
 }
 
-/** Closes every live desktop's browser and keeps the desktops; returns the bots whose browser closed. */
+/**
+ * Closes every live desktop's browser and keeps the desktops; returns the bots whose browser
+ * closed. A desktop whose browser could not be closed this way (e.g. a computer whose supervisor
+ * predates `desktop.closeBrowser`) is released instead: its viewers go, but the save is whole.
+ */
 async function closeBrowsers(ctx: ServiceContext, ref: string): Promise<string[]> {
   const desktop = ctx.provider.sandbox(ref).desktop;
   if (!desktop) return [];
   const closed: string[] = [];
   for (const slot of await desktop.list().catch(() => [])) {
-    await desktop.closeBrowser(slot.botId).then(
-      () => closed.push(slot.botId),
-      (error: unknown) => ctx.log.warn("computer.quiesce_failed", { botId: slot.botId, error }),
-    );
+    await desktop
+      .closeBrowser(slot.botId)
+      .catch((error: unknown) => {
+        ctx.log.warn("computer.close_browser_failed", { botId: slot.botId, error });
+        return desktop.release(slot.botId);
+      })
+      .then(
+        () => closed.push(slot.botId),
+        (error: unknown) => ctx.log.warn("computer.quiesce_failed", { botId: slot.botId, error }),
+      );
   }
   return closed;
 }
