@@ -23,10 +23,15 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-async function standIn(answer: (method: string, params: unknown) => unknown) {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "supclient-"));
-  const socket = path.join(dir, "supervisor.sock");
+async function standIn(
+  answer: (method: string, params: unknown) => unknown,
+  at = path.join(mkdtempSync(path.join(os.tmpdir(), "supclient-")), "supervisor.sock"),
+) {
+  const socket = at;
   const calls: { method: string; params: unknown }[] = [];
+  let connections = 0;
+  let dropNext = false;
+  const served = new WeakSet<object>();
   const server = http.createServer((request, response) => {
     let body = "";
     request.on("data", (chunk: Buffer) => {
@@ -36,15 +41,35 @@ async function standIn(answer: (method: string, params: unknown) => unknown) {
       const method = (request.url ?? "").replace("/rpc/", "");
       const params: unknown = JSON.parse(body);
       calls.push({ method, params });
+      // A daemon going away with the request read and unanswered, on a kept-alive connection.
+      if (dropNext && served.has(request.socket)) {
+        dropNext = false;
+        request.socket.destroy();
+        return;
+      }
+      served.add(request.socket);
       response.end(JSON.stringify(answer(method, params)));
     });
   });
+  server.on("connection", () => {
+    connections += 1;
+  });
   const listen = () => new Promise<void>((resolve) => server.listen(socket, resolve));
+  const close = () => new Promise<void>((resolve) => server.close(() => resolve()));
   cleanups.push(() => {
     server.close();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(path.dirname(socket), { recursive: true, force: true });
   });
-  return { socket, calls, listen };
+  return {
+    socket,
+    calls,
+    listen,
+    close,
+    connections: () => connections,
+    dropNextOnReused: () => {
+      dropNext = true;
+    },
+  };
 }
 
 const observation = {
@@ -138,6 +163,53 @@ describe("unixSocketTransport", () => {
       code: "DESKTOP_UNAVAILABLE",
       message: expect.stringContaining("after start"),
     });
+  });
+
+  it("keeps one connection to the supervisor across calls", async () => {
+    const stand = await standIn(() => ({ ok: true, result: HEALTH }));
+    await stand.listen();
+    const transport = unixSocketTransport(stand.socket);
+    for (let i = 0; i < 10; i++) await transport.call("health", {});
+    expect(stand.calls).toHaveLength(10);
+    expect(stand.connections()).toBe(1);
+  });
+
+  it("reaches a restarted supervisor on the same path", async () => {
+    const first = await standIn(() => ({ ok: true, result: HEALTH }));
+    await first.listen();
+    const transport = unixSocketTransport(first.socket);
+    await transport.call("health", {});
+    await first.close();
+    const restarted = await standIn(() => ({ ok: true, result: { ...HEALTH, pid: 8 } }), first.socket);
+    await restarted.listen();
+    await expect(transport.call("health", {})).resolves.toMatchObject({ pid: 8 });
+  });
+
+  it("sends a read again on a fresh connection when the kept-alive one dies unanswered", async () => {
+    const stand = await standIn(() => ({ ok: true, result: HEALTH }));
+    await stand.listen();
+    const transport = unixSocketTransport(stand.socket);
+    await transport.call("health", {});
+    stand.dropNextOnReused();
+    await expect(transport.call("health", {})).resolves.toEqual(HEALTH);
+    // The dropped request and the one sent again.
+    expect(stand.calls.map((c) => c.method)).toEqual(["health", "health", "health"]);
+    expect(stand.connections()).toBe(2);
+  });
+
+  it("never sends an action twice: a kept-alive connection dying unanswered fails it", async () => {
+    const stand = await standIn(() => ({ ok: true, result: { completed: 1, total: 1 } }));
+    await stand.listen();
+    const transport = unixSocketTransport(stand.socket);
+    await transport.call("desktop.act", { botId: "b", actions: [{ type: "wait", ms: 1 }] });
+    stand.dropNextOnReused();
+    await expect(
+      transport.call("desktop.act", { botId: "b", actions: [{ type: "wait", ms: 1 }] }),
+    ).rejects.toMatchObject({ code: "DESKTOP_UNAVAILABLE" });
+    expect(stand.calls.map((c) => c.method)).toEqual(["desktop.act", "desktop.act"]);
+    // The next call opens a fresh connection and is served.
+    await transport.call("desktop.act", { botId: "b", actions: [{ type: "wait", ms: 1 }] });
+    expect(stand.calls).toHaveLength(3);
   });
 
   it("without a starter, a missing socket is DESKTOP_UNAVAILABLE", async () => {

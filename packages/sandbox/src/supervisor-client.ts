@@ -69,14 +69,38 @@ export function decodeAnswer<M extends SupervisorMethod>(method: M, raw: unknown
 
 const NOT_LISTENING = new Set(["ENOENT", "ECONNREFUSED"]);
 
+/**
+ * Connections to supervisors are kept alive between calls, pooled per socket path (each
+ * computer's own host-owned link). An idle one is closed after 2 s, well before the daemon's
+ * own 5 s (Node's default `keepAliveTimeout`), so the daemon never closes one under a request.
+ */
+const keptAlive = new http.Agent({ keepAlive: true, maxFreeSockets: 16, timeout: 2_000 });
+
+/**
+ * Methods that may run twice with the same outcome: the only ones sent again (once, on a fresh
+ * connection) when a kept-alive connection fails before any answer — the daemon restarted or
+ * dropped it, and may or may not have seen the request. Any other method fails as a lost
+ * connection would (`DESKTOP_UNAVAILABLE`), never twice.
+ */
+const IDEMPOTENT: ReadonlySet<string> = new Set<SupervisorMethod>([
+  "health",
+  "desktop.list",
+  "desktop.observe",
+  "screens.check",
+  "screens.connections",
+]);
+const STALE_CONNECTION = new Set(["ECONNRESET", "EPIPE"]);
+
 function postOverSocket(
   socketPath: string,
   method: string,
   params: unknown,
   timeoutMs: number,
+  agent: http.Agent | false = keptAlive,
 ): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const body = JSON.stringify(params ?? {});
+    let answered = false;
     const request = http.request(
       {
         socketPath,
@@ -84,9 +108,10 @@ function postOverSocket(
         path: `/rpc/${encodeURIComponent(method)}`,
         headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
         timeout: timeoutMs,
-        agent: false,
+        agent,
       },
       (response) => {
+        answered = true;
         const chunks: Buffer[] = [];
         response.on("data", (chunk: Buffer) => chunks.push(chunk));
         response.on("error", reject);
@@ -107,7 +132,12 @@ function postOverSocket(
     request.on("timeout", () =>
       request.destroy(new SandboxError("DESKTOP_UNAVAILABLE", `${method}: supervisor timed out`)),
     );
-    request.on("error", reject);
+    request.on("error", (error: NodeJS.ErrnoException) => {
+      const stale = request.reusedSocket && !answered && STALE_CONNECTION.has(error.code ?? "");
+      if (stale && IDEMPOTENT.has(method)) {
+        resolve(postOverSocket(socketPath, method, params, timeoutMs, false));
+      } else reject(error);
+    });
     request.end(body);
   });
 }
