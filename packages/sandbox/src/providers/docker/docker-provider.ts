@@ -43,7 +43,7 @@ import {
 import { deploymentLabels } from "./deployment.ts";
 import { mapDockerError, runExec } from "./docker-exec.ts";
 import { createEgressContainers } from "./egress-container.ts";
-import { COMPUTER_SIDE, exposeSocket, type HostSocketName, prepareRunDir } from "./host-sockets.ts";
+import { COMPUTER_SIDE, createSocketExposer, type HostSocketName, prepareRunDir } from "./host-sockets.ts";
 import {
   DEFAULT_EGRESS_NETWORK,
   networkFingerprint,
@@ -245,6 +245,8 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
   };
 
   const runDirsByRef = new Map<string, RunDirs>();
+  // The computers' sockets, linked once per supervisor start and re-checked by inode per call.
+  const sockets = createSocketExposer();
 
   const provider: SandboxProvider = {
     kind: "docker",
@@ -334,7 +336,10 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
       // The runtime dir is this provider's; the home belongs to the home store and stays.
       const computerId = info.Config.Labels?.[keys.computer];
       if (computerId) await egress.remove(computerId);
-      if (computerId) await rm(runDirFor(options.dataDir, computerId), { recursive: true, force: true });
+      if (computerId) {
+        sockets.forget(runDirFor(options.dataDir, computerId));
+        await rm(runDirFor(options.dataDir, computerId), { recursive: true, force: true });
+      }
       log({ event: "docker.container.removed", computerId, containerId: info.Id });
     },
 
@@ -387,7 +392,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
         hostRuntimeDir: async () => (await runDirs()).computerRunDir,
         hostSocket: async (name) => {
           const { runDir, computerId } = await runDirs();
-          return exposeSocket(runDir, name, (reason) =>
+          return sockets.expose(runDir, name, (reason) =>
             log({ event: "docker.socket.refused", computerId, containerId: ref, socket: name, reason }),
           );
         },

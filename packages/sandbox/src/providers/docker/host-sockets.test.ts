@@ -2,13 +2,31 @@
 // computer wrote. A symlink at each component of `<dataDir>/run/<slug>/computer/<name>` is
 // refused, and only the computer's own socket inode is ever handed out.
 import { spawn } from "node:child_process";
-import { chmod, lstat, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  rename,
+  rm,
+  stat,
+  symlink,
+  unlink,
+  writeFile,
+} from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isSandboxError } from "../../errors.ts";
-import { COMPUTER_SIDE, exposeSocket, prepareRunDir, type SocketRefusal } from "./host-sockets.ts";
+import {
+  COMPUTER_SIDE,
+  createSocketExposer,
+  exposeSocket,
+  prepareRunDir,
+  type SocketRefusal,
+} from "./host-sockets.ts";
 
 const owner = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
 
@@ -155,5 +173,137 @@ describe("exposeSocket (host-side path to a computer's socket)", () => {
     await done;
     console.log(`race: ${handedOut} handed out (own socket), ${refused} refused`);
     expect(handedOut + refused).toBeGreaterThan(10);
+  });
+});
+
+describe("createSocketExposer (linked once per socket, re-checked by inode on every call)", () => {
+  let dataDir: string;
+  let runDir: string;
+  let victimDir: string;
+  let links: number;
+  let own: string;
+  const servers: net.Server[] = [];
+  const exposer = () => createSocketExposer({ onLinked: () => (links += 1) });
+
+  beforeEach(async () => {
+    links = 0;
+    dataDir = await mkdtemp(join(tmpdir(), "rakazo-host-sockets-"));
+    runDir = join(dataDir, "run", "attacker");
+    own = join(await prepareRunDir(runDir, owner), "supervisor.sock");
+    victimDir = await prepareRunDir(join(dataDir, "run", "victim"), owner);
+    servers.push(await listen(join(victimDir, "supervisor.sock")));
+  });
+
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("links the running computer's socket once across many calls", async () => {
+    servers.push(await listen(own));
+    const sockets = exposer();
+    const exposed = await Promise.all(
+      Array.from({ length: 5 }, () => sockets.expose(runDir, "supervisor.sock")),
+    );
+    for (let i = 0; i < 20; i++) exposed.push(await sockets.expose(runDir, "supervisor.sock"));
+    expect(new Set(exposed)).toEqual(new Set([join(runDir, "supervisor.sock")]));
+    expect(links).toBe(1);
+    expect((await stat(join(runDir, "supervisor.sock"))).ino).toBe((await stat(own)).ino);
+    expect(await greeting(join(runDir, "supervisor.sock"))).toBe(`hello from ${own}`);
+  });
+
+  it("links again when a restarted supervisor planted a new socket", async () => {
+    const first = await listen(own);
+    const sockets = exposer();
+    const exposed = await sockets.expose(runDir, "supervisor.sock");
+    await new Promise((resolve) => first.close(resolve));
+    // The restarted daemon: a new socket inode under the same name, with a new greeting.
+    const next = net.createServer((socket) => socket.end("hello from the restarted supervisor"));
+    await new Promise<void>((resolve) => next.listen(own, resolve));
+    servers.push(next);
+    expect(await sockets.expose(runDir, "supervisor.sock")).toBe(exposed);
+    expect(links).toBe(2);
+    expect((await stat(exposed)).ino).toBe((await stat(own)).ino);
+    expect(await greeting(exposed)).toBe("hello from the restarted supervisor");
+    await sockets.expose(runDir, "supervisor.sock");
+    expect(links).toBe(2);
+  });
+
+  it("links again when the host link is gone (the run dir was made anew)", async () => {
+    servers.push(await listen(own));
+    const sockets = exposer();
+    const exposed = await sockets.expose(runDir, "supervisor.sock");
+    await unlink(exposed);
+    expect(await sockets.expose(runDir, "supervisor.sock")).toBe(exposed);
+    expect(links).toBe(2);
+    expect(await greeting(exposed)).toBe(`hello from ${own}`);
+  });
+
+  it("refuses, on the next call and every one after, a socket the computer swapped for a symlink", async () => {
+    servers.push(await listen(own));
+    const sockets = exposer();
+    await sockets.expose(runDir, "supervisor.sock");
+    await rename(own, `${own}.parked`);
+    await symlink(join(victimDir, "supervisor.sock"), own);
+    const reasons: SocketRefusal[] = [];
+    for (let i = 0; i < 3; i++) {
+      expect(await refusal(sockets.expose(runDir, "supervisor.sock", (r) => reasons.push(r)))).toBe(
+        "DESKTOP_UNAVAILABLE",
+      );
+    }
+    expect(reasons).toEqual(["not_a_socket", "not_a_socket", "not_a_socket"]);
+    expect(links).toBe(1);
+    // The host link still holds the computer's own (parked) socket, never the victim's.
+    expect((await lstat(join(runDir, "supervisor.sock"))).ino).toBe((await lstat(`${own}.parked`)).ino);
+  });
+
+  it("hands out only the computer's own socket while it swaps symlink and socket between calls", async () => {
+    servers.push(await listen(own));
+    const ownIno = (await stat(own)).ino;
+    const victimIno = (await stat(join(victimDir, "supervisor.sock"))).ino;
+    const sockets = exposer();
+    const script = `
+      const fs = require("node:fs");
+      const own = ${JSON.stringify(own)}, parked = own + ".real", link = own + ".link";
+      fs.symlinkSync(${JSON.stringify(join(victimDir, "supervisor.sock"))}, link);
+      fs.linkSync(own, parked);
+      const end = Date.now() + 1000;
+      while (Date.now() < end) { fs.linkSync(link, own + ".tmp"); fs.renameSync(own + ".tmp", own); fs.linkSync(parked, own + ".tmp"); fs.renameSync(own + ".tmp", own); }
+    `;
+    const child = spawn(process.execPath, ["-e", script], { stdio: "inherit" });
+    const done = new Promise((resolve) => child.on("exit", resolve));
+    let handedOut = 0;
+    const started = Date.now();
+    while (Date.now() - started < 800) {
+      try {
+        const info = await lstat(await sockets.expose(runDir, "supervisor.sock"));
+        expect(info.ino).toBe(ownIno);
+        expect(info.ino).not.toBe(victimIno);
+        handedOut += 1;
+      } catch (error) {
+        if (!isSandboxError(error) && (error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      }
+    }
+    await done;
+    expect(handedOut).toBeGreaterThan(0);
+  });
+
+  it("refuses a socket the computer swapped for a regular file", async () => {
+    servers.push(await listen(own));
+    const sockets = exposer();
+    await sockets.expose(runDir, "supervisor.sock");
+    await rm(own);
+    await writeFile(own, "not a socket");
+    expect(await refusal(sockets.expose(runDir, "supervisor.sock"))).toBe("DESKTOP_UNAVAILABLE");
+  });
+
+  it("refuses a symlink swapped in at the computer's side of the run dir", async () => {
+    servers.push(await listen(own));
+    const sockets = exposer();
+    await sockets.expose(runDir, "supervisor.sock");
+    // Only the host can do this (the directory is host-owned); the inode check still catches it.
+    await rename(join(runDir, COMPUTER_SIDE), join(runDir, "parked"));
+    await symlink(victimDir, join(runDir, COMPUTER_SIDE));
+    expect(await refusal(sockets.expose(runDir, "supervisor.sock"))).toBe("DESKTOP_UNAVAILABLE");
   });
 });

@@ -6,7 +6,8 @@
  * 0755) and is never mounted; its child `computer/` (owner 1000) is the computer's `/run/rakazo`,
  * where the supervisor creates `supervisor.sock` and `gateway.sock`. The computer can rename,
  * replace or symlink anything in `computer/`, so the host never connects there. Instead, before
- * each use, it hard-links the computer's socket into the host-owned directory:
+ * its first use (and again whenever it changed, below), it hard-links the computer's socket into
+ * the host-owned directory:
  *
  * 1. every directory from `<dataDir>/run` down to `<slug>/computer` is `lstat`-ed: a real
  *    directory (no symlink), and the host-owned ones are owned by us and not group/other
@@ -20,11 +21,20 @@
  * 4. it is renamed over `<slug>/<name>`, the path the host (and the web proxy) connect to: every
  *    component of it is host-owned, so `connect()` has nothing of the computer's to follow.
  *
- * That inode check is the peer check: the listener behind `<slug>/<name>` is whoever listens on
+ * Later calls (`createSocketExposer`) skip steps 1–4 while nothing changed: two `lstat`s, of
+ * `computer/<name>` (never followed: a planted symlink is its own inode) and of `<slug>/<name>`,
+ * must both show the (dev, inode) of the socket linked last. Our link keeps that inode allocated,
+ * so no other file can ever carry that pair: equal means the computer still has exactly the
+ * socket that was verified, and the host path still holds it. Anything else — a restarted
+ * supervisor's new socket, a symlink or file swapped in, the host link gone — runs steps 1–4
+ * again, so a swap is refused on the next call as before.
+ *
+ * Steps 2–3 are the peer check: the listener behind `<slug>/<name>` is whoever listens on
  * a socket that was inside this computer's own mount — a process of this computer. It can lie
  * about itself, never about another computer.
  */
 import { randomBytes } from "node:crypto";
+import type { BigIntStats } from "node:fs";
 import { chown, link, lstat, mkdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { SandboxError } from "../../errors.ts";
@@ -89,6 +99,12 @@ export async function prepareRunDir(runDir: string, owner: RunDirOwner): Promise
   return computerDir;
 }
 
+/** The (dev, inode) a verified link holds. */
+interface Linked {
+  readonly dev: bigint;
+  readonly ino: bigint;
+}
+
 /**
  * The host path to connect to for the computer's socket `name`: a fresh hard link, in the
  * host-owned run dir, to the socket the computer has now (see the header). Errors: the errno
@@ -100,6 +116,14 @@ export async function exposeSocket(
   name: HostSocketName,
   onRefused: (reason: SocketRefusal) => void = () => {},
 ): Promise<string> {
+  return (await linkSocket(runDir, name, onRefused)).path;
+}
+
+async function linkSocket(
+  runDir: string,
+  name: HostSocketName,
+  onRefused: (reason: SocketRefusal) => void,
+): Promise<Linked & { readonly path: string }> {
   try {
     await checkDirectory(join(runDir, ".."), name, true);
     await checkDirectory(runDir, name, true);
@@ -113,14 +137,74 @@ export async function exposeSocket(
   // ENOENT (nothing there) propagates as is: the caller may start the supervisor and retry.
   await link(join(runDir, COMPUTER_SIDE, name), staging);
   try {
-    const info = await lstat(staging);
+    const info = await lstat(staging, { bigint: true });
     if (!info.isSocket()) {
       onRefused("not_a_socket");
       throw refused(name, "not_a_socket", info.isSymbolicLink() ? "it is a symlink" : "it is not a socket");
     }
     await rename(staging, exposed);
+    return { path: exposed, dev: info.dev, ino: info.ino };
   } finally {
     await rm(staging, { force: true });
   }
-  return exposed;
+}
+
+export interface SocketExposer {
+  /** `exposeSocket`, linking again only when the computer's socket or the host link changed. */
+  expose(runDir: string, name: HostSocketName, onRefused?: (reason: SocketRefusal) => void): Promise<string>;
+  /** Drops what is known of a run dir (its computer was destroyed). */
+  forget(runDir: string): void;
+}
+
+export interface SocketExposerOptions {
+  /** Told after every `link()` (steps 1–4 ran); tests count them. */
+  readonly onLinked?: (runDir: string, name: HostSocketName) => void;
+}
+
+const MAX_KNOWN = 10_000;
+
+function holds(info: BigIntStats | undefined, linked: Linked): boolean {
+  return info !== undefined && info.ino === linked.ino && info.dev === linked.dev;
+}
+
+/**
+ * One provider's memory of the sockets it linked (header: "Later calls"). Concurrent calls that
+ * find a socket changed share one re-link.
+ */
+export function createSocketExposer(options: SocketExposerOptions = {}): SocketExposer {
+  const linked = new Map<string, Linked>();
+  const relinking = new Map<string, Promise<string>>();
+  const missing = () => undefined;
+  return {
+    async expose(runDir, name, onRefused = () => {}) {
+      const exposed = join(runDir, name);
+      const known = linked.get(exposed);
+      if (known) {
+        const [side, host] = await Promise.all([
+          lstat(join(runDir, COMPUTER_SIDE, name), { bigint: true }).catch(missing),
+          lstat(exposed, { bigint: true }).catch(missing),
+        ]);
+        if (holds(side, known) && holds(host, known)) return exposed;
+        linked.delete(exposed);
+      }
+      const pending = relinking.get(exposed);
+      if (pending) return pending;
+      const relink = (async () => {
+        try {
+          const fresh = await linkSocket(runDir, name, onRefused);
+          options.onLinked?.(runDir, name);
+          if (linked.size >= MAX_KNOWN) linked.clear();
+          linked.set(exposed, { dev: fresh.dev, ino: fresh.ino });
+          return fresh.path;
+        } finally {
+          relinking.delete(exposed);
+        }
+      })();
+      relinking.set(exposed, relink);
+      return relink;
+    },
+    forget(runDir) {
+      for (const name of HOST_SOCKETS) linked.delete(join(runDir, name));
+    },
+  };
 }

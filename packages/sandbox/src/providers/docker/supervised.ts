@@ -21,8 +21,9 @@ import { createDockerProvider, type DockerDesktopContext } from "./docker-provid
 
 /**
  * Every call re-resolves the socket through `hostSocket` (a verified link in the host-owned run
- * dir, host-sockets.ts), so a supervisor that restarted is found again and a socket the
- * computer replaced by a symlink is refused on the next call.
+ * dir, checked by inode and made again when it changed, host-sockets.ts), so a supervisor that
+ * restarted is found again and a socket the computer replaced by a symlink is refused on the
+ * next call.
  */
 function supervisorTransport(context: DockerDesktopContext): SupervisorTransport {
   return unixSocketTransport(() => context.hostSocket("supervisor.sock"), {
