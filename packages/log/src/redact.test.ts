@@ -14,6 +14,41 @@ describe("redaction", () => {
     expect(text).toContain("ok=1");
   });
 
+  it("finds a secret of each shape on its own, wherever it sits in the text", () => {
+    // One sample per pattern, alone and inside other text: the one-scan filter that lets most
+    // strings through untouched must never let one of these through.
+    const samples: [string, string][] = [
+      ["cookie: session=abc", "session=abc"],
+      ["rkz_ABCDEFGHIJKL", "ABCDEFGHIJKL"],
+      ["rs1.k1.ABCDEFGHIJKLMNOPQRST", "ABCDEFGHIJKLMNOPQRST"],
+      ["ghp_ABCDEFGHIJKLMN", "ABCDEFGHIJKLMN"],
+      ["sk-proj-ABCDEFGHIJKLMNOPQR", "ABCDEFGHIJKLMNOPQR"],
+      ["xoxb-12345678-abc", "12345678-abc"],
+      ["AKIAABCDEFGHIJKLMNOP", "ABCDEFGHIJKLMNOP"],
+      ["e2b_ABCDEFGHIJKLMNOPQR", "ABCDEFGHIJKLMNOPQR"],
+      ["eyJhbGciOiJ.eyJzdWIiOiJ.c2lnbmF0dXJl", "eyJzdWIiOiJ"],
+      ["DB_PASSWORD=hunter2", "hunter2"],
+      ["--token hunter3", "hunter3"],
+      ["curl -u alice:hunter4", "hunter4"],
+      ["Bearer abcdefgh", "abcdefgh"],
+      ["https://alice:hunter5@example.test/", "hunter5"],
+      ["https://example.test/x?sig=hunter6", "hunter6"],
+    ];
+    for (const [sample, secret] of samples) {
+      expect(redactText(sample)).not.toContain(secret);
+      expect(redactText(`GET /x ${sample} done`)).not.toContain(secret);
+    }
+    // Text with nothing secret in it comes back as it was.
+    for (const plain of [
+      "http.request",
+      "POST",
+      "/rpc/computer/get",
+      "0b8c1f7e-8d0e-4a5e-9e0a-3c8a1c9d2e11",
+    ]) {
+      expect(redactText(plain)).toBe(plain);
+    }
+  });
+
   it("blanks values under secret-looking keys at any depth", () => {
     const value = redactValue({
       headers: { Authorization: "x", cookie: "y" },
