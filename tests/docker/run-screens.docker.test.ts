@@ -1,5 +1,6 @@
-// CMP-6 on a real computer: completing a run keeps the bot's Chromium (same process, same slot,
-// so signed-in cookies stay); failing a run tears the screen down while the profile stays on disk.
+// CMP-6 on a real computer: completing a run keeps the bot's screen (same slot; the run-end save
+// restarts only its Chromium, which restores its session, so signed-in cookies stay); failing a
+// run tears the screen down while the profile stays on disk.
 // Taking control marks the screen as controlled in the supervisor (CMP-5: never evicted).
 import { createProvider, type SupervisedDesktop } from "@rakazo/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -61,18 +62,32 @@ describe.skipIf(gate.skip)(gate.title, () => {
     return { run, lease, slot: frame.json.result.slot };
   }
 
-  it("completion keeps the same Chromium process and slot for the next run", async () => {
+  it("completion keeps the slot for the next run; only the run-end save restarts the browser", async () => {
     const first = await runWithScreen(tenant.botId);
     const pidsBefore = await chromiumPids(tenant.botId);
     expect(pidsBefore).not.toBe("");
+    const relaunchesBefore = system.logLines.filter((l) =>
+      l.includes('"msg":"computer.browsers_relaunched"'),
+    );
     await system.rpc(
       "run/complete",
       { runId: first.run.id, fencingToken: first.lease.fencingToken },
       tenant.token,
     );
+    // The run-end checkpoint (PER-7) closes the browser so its profile is on disk, saves, and
+    // reopens it (session restored); display, x11vnc and viewers stay (docs/persistence.md).
+    await eventually(
+      async () =>
+        system.logLines.filter((l) => l.includes('"msg":"computer.browsers_relaunched"')).length >
+        relaunchesBefore.length
+          ? true
+          : undefined,
+      60_000,
+    );
     const second = await runWithScreen(tenant.botId);
     expect(second.slot).toEqual(first.slot);
-    expect(await chromiumPids(tenant.botId)).toBe(pidsBefore);
+    // A browser again (the relaunched one, or a revived one), with the same profile.
+    expect(await chromiumPids(tenant.botId)).not.toBe("");
   });
 
   it("failure tears the screen down; the profile stays", async () => {
