@@ -162,6 +162,7 @@ describe("activity (TOOL-4)", () => {
     const output = `START-OF-OUTPUT\n${"x".repeat(3_000)}\nAuthorization: Bearer zzz999secret\nEND-OF-OUTPUT\n`;
     await call("write_file", { path: "notes/big.txt", content: output });
     await call("shell", { argv: ["cat", "notes/big.txt"] });
+    await call("shell", { argv: ["cat", "notes/missing.txt"] });
 
     const { events } = await listActivity(system.ctx, session.caller, { computerId });
     const byTool = (tool: string) => events.find((e) => e.payload.tool === tool)?.payload;
@@ -181,6 +182,11 @@ describe("activity (TOOL-4)", () => {
     expect(JSON.stringify(events)).not.toContain("zzz999secret");
     expect(tail.length).toBeLessThanOrEqual(2_000);
     expect(tail.length).toBeGreaterThan(1_900);
+    expect(shell.stderrTail).toBeUndefined();
+    // The error stream is kept apart from the output, so Activity shows it as errors.
+    const failed = events.find((e) => e.payload.command === "cat notes/missing.txt")?.payload;
+    expect(failed).toMatchObject({ ok: false, exitCode: 1, outputTail: "", stderrTruncated: false });
+    expect(String(failed?.stderrTail)).toContain("notes/missing.txt: No such file or directory");
   });
 
   it("a superseded run's tools are refused before they touch the computer (CMP-3)", async () => {

@@ -11,7 +11,8 @@ describe("execActivity", () => {
       ...base,
       line: "$ ls -la → exit 2",
       exitCode: 2,
-      output: "out\nerr",
+      output: "out",
+      stderr: "err",
       ok: false,
     });
     expect(execActivity(base, { ok: true, result: { ...result, exitCode: 0, stderr: "" } })).toMatchObject({

@@ -33,6 +33,8 @@ export interface RpcActivity {
   readonly command?: string;
   readonly exitCode?: number;
   readonly output?: string;
+  /** The error stream, kept apart from `output`. */
+  readonly stderr?: string;
   readonly details?: Record<string, unknown>;
 }
 
@@ -74,7 +76,8 @@ export function execActivity(
     ...base,
     line: `$ ${base.command} → exit ${exitCode}${timedOut ? " (timed out)" : ""}`,
     exitCode,
-    output: stdout + (stderr ? `${stdout ? "\n" : ""}${stderr}` : ""),
+    output: stdout,
+    ...(stderr !== "" ? { stderr } : {}),
     ok: exitCode === 0 && !timedOut,
   };
 }

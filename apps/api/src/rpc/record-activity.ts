@@ -61,6 +61,7 @@ async function record(
     ...(activity.command !== undefined ? { command: activity.command } : {}),
     ...(activity.exitCode !== undefined ? { exitCode: activity.exitCode } : {}),
     ...(activity.output !== undefined ? { output: activity.output } : {}),
+    ...(activity.stderr !== undefined ? { stderr: activity.stderr } : {}),
     details: { ...activity.details, via: "api", userId: caller.userId },
   });
 }

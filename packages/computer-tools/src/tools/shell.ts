@@ -32,8 +32,6 @@ export const shell: ToolFactory = (session) =>
             ...(params.timeoutSeconds !== undefined ? { timeoutMs: params.timeoutSeconds * 1000 } : {}),
             lease: { botId, fencingToken },
           });
-          const output =
-            result.stdout + (result.stderr ? `${result.stdout ? "\n" : ""}${result.stderr}` : "");
           const parts = [
             `exit code ${result.exitCode}${result.timedOut ? " (timed out)" : ""}`,
             result.stdout ? `stdout:\n${result.stdout.slice(-SHELL_OUTPUT_CHARS)}` : "stdout: (empty)",
@@ -48,7 +46,9 @@ export const shell: ToolFactory = (session) =>
               line: `$ ${commandLine} → exit ${result.exitCode}`,
               command: commandLine,
               exitCode: result.exitCode,
-              output,
+              // The two streams apart, so Activity shows errors as errors (TOOL-4).
+              output: result.stdout,
+              stderr: result.stderr,
               ok: result.exitCode === 0 && !result.timedOut,
             },
           };

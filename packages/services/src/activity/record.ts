@@ -31,8 +31,10 @@ export interface CommandActivity {
   /** shell only: the command as the bot ran it (redacted here). */
   readonly command?: string;
   readonly exitCode?: number;
-  /** shell only: stdout and stderr interleaved tail (redacted here). */
+  /** shell only: the output's tail (stdout; redacted here). */
   readonly output?: string;
+  /** shell only: the error stream's tail, kept apart from `output` (redacted here). */
+  readonly stderr?: string;
   readonly details?: Record<string, unknown>;
 }
 
@@ -59,6 +61,10 @@ export function commandPayload(activity: CommandActivity): Record<string, unknow
   if (activity.output !== undefined) {
     payload.outputTail = redactText(activity.output.slice(-OUTPUT_TAIL_CHARS));
     payload.outputTruncated = activity.output.length > OUTPUT_TAIL_CHARS;
+  }
+  if (activity.stderr !== undefined && activity.stderr !== "") {
+    payload.stderrTail = redactText(activity.stderr.slice(-OUTPUT_TAIL_CHARS));
+    payload.stderrTruncated = activity.stderr.length > OUTPUT_TAIL_CHARS;
   }
   if (activity.details !== undefined) payload.details = redactValue(activity.details);
   return payload;
