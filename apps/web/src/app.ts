@@ -17,6 +17,7 @@ import type { Logger } from "@rakazo/log";
 import { MAX_ATTACHMENT_BYTES } from "@rakazo/protocol";
 import { type Context, Hono } from "hono";
 import type { ScreenAuthority } from "./authority.ts";
+import { FAVICON_SVG } from "./favicon.ts";
 import { embedPage, refusalPage, rootPage, screenPage, terminalPage } from "./pages.ts";
 import { newConnectionId } from "./proxy.ts";
 import { injectReporter } from "./reporter.ts";
@@ -91,6 +92,13 @@ export function createWebApp(options: WebAppOptions): Hono {
   });
 
   app.get("/health", (c) => c.json({ status: "ok" }));
+  for (const icon of ["/favicon.svg", "/favicon.ico"]) {
+    app.get(icon, (c) => {
+      c.header("content-type", "image/svg+xml");
+      c.header("cache-control", "public, max-age=86400");
+      return c.body(FAVICON_SVG);
+    });
+  }
 
   const appFiles = options.apiUrl !== undefined ? options.appFiles : undefined;
   if (options.apiUrl !== undefined)
