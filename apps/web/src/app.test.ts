@@ -27,6 +27,14 @@ describe("the web root", () => {
     expect(await docs.text()).toBe("# Rakazo\n");
   });
 
+  it("answers the favicon as SVG at both addresses browsers ask, not a 404 on every page", async () => {
+    for (const path of ["/favicon.svg", "/favicon.ico"]) {
+      const res = await app.request(path);
+      expect([path, res.status, res.headers.get("content-type")]).toEqual([path, 200, "image/svg+xml"]);
+      expect(await res.text()).toMatch(/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    }
+  });
+
   it("other unknown paths are still 404", async () => {
     expect((await app.request("/nope")).status).toBe(404);
   });
