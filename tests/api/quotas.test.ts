@@ -132,6 +132,11 @@ describe("per-space quotas", () => {
     expect(refused.details).toEqual({ quota: "memoryMib", limit: 8192, used: 8192, requested: 4096 });
     expect(await stateOf(tenant, x)).toBe("failed");
     expect(await ok(tenant, "computer/operations", { computerId: x })).toEqual([]);
+    // With `history`, the finished ones too: its provisioning, and still no recovery.
+    const history = await ok(tenant, "computer/operations", { computerId: x, history: true });
+    expect(history.map((o: { kind: string; status: string }) => `${o.kind}:${o.status}`)).toEqual([
+      "provision:succeeded",
+    ]);
   });
 
   it("lets exactly one of several racing creates take the space's last slot", async () => {

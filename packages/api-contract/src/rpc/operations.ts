@@ -21,9 +21,17 @@ export const computerOperationsList = defineContract({
   auth: "token",
   summary: "List a computer's operations",
   description:
-    "The computer's lifecycle operations (create, stop, start, update, recover) with their stages and status.",
+    "The computer's lifecycle operations (create, stop, start, update, recover) with their stages and status, newest first: the active ones (queued, running, interrupted) and failures of the last week; with `history: true`, its last 50 whatever their outcome.",
   errors: ["NOT_FOUND"],
-  input: z.strictObject({ computerId }),
+  input: z.strictObject({
+    computerId,
+    history: z
+      .boolean()
+      .optional()
+      .describe(
+        "Also the finished operations (succeeded, released, older failures): the last 50 of any status.",
+      ),
+  }),
   output: z.array(operationView),
 });
 
