@@ -1,23 +1,31 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { Activity } from "./activity.tsx";
 import { api, errorMessage, RakazoApiError } from "./api.ts";
+import { Confirm } from "./confirm.tsx";
 import { Files } from "./files.tsx";
 import { type MessageKey, useT } from "./i18n.ts";
-import { OperationsPill } from "./operations.tsx";
+import { OperationsHistory, OperationsPill } from "./operations.tsx";
 import { usePoll } from "./poll.ts";
 import { Screen, type ScreenStatus } from "./screen.tsx";
-import { Shell } from "./shell.tsx";
+import { Shell, ShellTakeoverConfirm } from "./shell.tsx";
 
 type Tab = "screen" | "shell" | "files";
+type Verb = "start" | "update" | "recover";
+
+/** States a computer passes through on its own: polled every second, with a progress line. */
+const MOVING = new Set(["provisioning", "stopping", "deleting"]);
 
 /**
  * The computer view: a bot's screen (view by default), "Take control"/release (TKO-1) with the 409
  * "Stop the bot first" explained and a Stop button (TKO-2), the dock (TRM-1…3, FIL-2), Activity
- * and the computer's operations (OPS-2).
+ * and the computer's operations (OPS-2). Every state has its view: a stopped one shows its stored
+ * Files (FIL-1) and Activity with Start, a moving one says so with progress, a failed one its
+ * last error and Recover, a running one Update where `canUpdate` (OPS-3); then the history.
  */
 export function ComputerView({ computerId, botId }: { computerId: string; botId: string | undefined }) {
   const t = useT();
-  const computer = usePoll(() => api.call("computer/get", { computerId }), 3_000, [computerId]);
+  const [pollMs, setPollMs] = useState(3_000);
+  const computer = usePoll(() => api.call("computer/get", { computerId }), pollMs, [computerId]);
   const spaceId = computer.data?.spaceId;
   const bots = usePoll(async () => (spaceId ? api.call("bot/list", { spaceId }) : undefined), 15_000, [
     spaceId,
@@ -31,6 +39,10 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
   const [opened, setOpened] = useState<Set<Tab>>(new Set(["screen"]));
   const [commandTick, setCommandTick] = useState(0);
   const [screenStatus, setScreenStatus] = useState<ScreenStatus>("loading");
+  const [confirming, setConfirming] = useState<Verb>();
+  const [opsTick, setOpsTick] = useState(0);
+  const moving = MOVING.has(computer.data?.state ?? "");
+  useEffect(() => setPollMs(moving ? 1_000 : 3_000), [moving]);
 
   const show = (next: Tab) => {
     setTab(next);
@@ -84,9 +96,25 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
     await takeControl();
   }
 
-  // TRM-2: without control, "Open shell" takes control again and switches to the shell.
+  // TRM-2: without control, "Open shell" takes control and switches to the shell — after the
+  // person confirmed it, since the bot's own calls are refused while they are in control.
+  const [confirmShell, setConfirmShell] = useState(false);
   async function openShell() {
-    if (control || (await takeControl())) show("shell");
+    if (control) show("shell");
+    else setConfirmShell(true);
+  }
+
+  // Start, Update and Recover: queued operations; the pill and history poll at once.
+  async function act(verb: Verb) {
+    setConfirming(undefined);
+    setError(undefined);
+    try {
+      await api.call(`computer/${verb}`, { computerId });
+    } catch (e) {
+      setError(t("app.error", { message: errorMessage(e) }));
+    }
+    computer.refresh();
+    setOpsTick((n) => n + 1);
   }
 
   const state = computer.data?.state;
@@ -127,15 +155,74 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
             {t(`state.${state}` as MessageKey)}
           </span>
         )}
-        <OperationsPill computerId={computerId} onChange={computer.refresh} />
+        <OperationsPill computerId={computerId} onChange={computer.refresh} tick={opsTick} />
       </div>
+      {computer.data && (
+        <p className="meta" data-testid="computer-details">
+          {t("computer.provider")}: {computer.data.providerKind} · {t("view.size")}:{" "}
+          {computer.data.size
+            ? t("view.sizeValue", {
+                memory: computer.data.size.memoryMib,
+                cpus: computer.data.size.cpus,
+                pids: computer.data.size.pids,
+              })
+            : t("view.sizeDefault")}{" "}
+          · {t("view.network")}: {t(`view.network.${computer.data.network.mode}` as MessageKey)}
+        </p>
+      )}
+      {computer.data && (
+        <div className="controls">
+          {(state === "stopped" || state === "unprovisioned") && (
+            <button type="button" className="primary" onClick={() => void act("start")}>
+              {t("computer.start")}
+            </button>
+          )}
+          {state === "running" && computer.data.canUpdate && (
+            <button type="button" onClick={() => setConfirming("update")}>
+              {t("computer.update")}
+            </button>
+          )}
+          {state === "failed" && (
+            <button type="button" className="danger" onClick={() => setConfirming("recover")}>
+              {t("computer.recover")}
+            </button>
+          )}
+        </div>
+      )}
       {error && (
         <p role="alert" className="error">
           {error}
         </p>
       )}
-      {state && state !== "running" && (
+      {state && moving && (
+        <p role="status" className="progress" data-testid="computer-progress">
+          <progress aria-label={t(`view.moving.${state}` as MessageKey)} />{" "}
+          {t(`view.moving.${state}` as MessageKey)}
+        </p>
+      )}
+      {state === "failed" && (
+        <div className="callout" role="alert" data-testid="last-error">
+          <p>{t("view.failed")}</p>
+          <p>
+            {t("view.lastError")}: <code>{computer.data?.lastError ?? t("view.noError")}</code>
+          </p>
+        </div>
+      )}
+      {(state === "stopped" || state === "unprovisioned") && (
         <p>{t("view.notRunning", { state: t(`state.${state}` as MessageKey) })}</p>
+      )}
+      {confirming && computer.data && (
+        <Confirm
+          title={t(confirming === "update" ? "view.updateTitle" : "view.recoverTitle")}
+          confirmLabel={t(confirming === "update" ? "computer.update" : "computer.recover")}
+          onCancel={() => setConfirming(undefined)}
+          onConfirm={() => void act(confirming)}
+        >
+          <p>
+            {t(confirming === "update" ? "confirm.update" : "confirm.recover", { name: computer.data.name })}
+          </p>
+          <p>{t(confirming === "update" ? "view.updateText" : "view.recoverText")}</p>
+        </Confirm>
       )}
       {state === "running" && bot && (
         <div className="workspace">
@@ -221,6 +308,7 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
                       visible={tab === "files"}
                       inControl={control}
                       commandTick={commandTick}
+                      mode={computer.data?.mode}
                     />
                   </div>
                 )}
@@ -228,8 +316,35 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
             </div>
           </div>
           <Activity computerId={computerId} onEvent={() => setCommandTick((n) => n + 1)} />
+          {confirmShell && (
+            <ShellTakeoverConfirm
+              bot={bot.name}
+              onCancel={() => setConfirmShell(false)}
+              onConfirm={async () => {
+                setConfirmShell(false);
+                if (await takeControl()) show("shell");
+              }}
+            />
+          )}
         </div>
       )}
+      {/* FIL-1: not running, the stored workspace is browsed and previewed (no upload). */}
+      {state && state !== "running" && state !== "deleting" && (
+        <div className="workspace">
+          <section aria-labelledby="stored-files-title">
+            <h2 id="stored-files-title">{t("view.storedFiles")}</h2>
+            <Files
+              computerId={computerId}
+              botId={bot?.id ?? ""}
+              visible
+              inControl={false}
+              commandTick={opsTick}
+            />
+          </section>
+          <Activity computerId={computerId} />
+        </div>
+      )}
+      {computer.data && <OperationsHistory computerId={computerId} tick={opsTick} />}
     </div>
   );
 }
