@@ -149,14 +149,14 @@ async function linkSocket(
   }
 }
 
-export interface SocketExposer {
+interface SocketExposer {
   /** `exposeSocket`, linking again only when the computer's socket or the host link changed. */
   expose(runDir: string, name: HostSocketName, onRefused?: (reason: SocketRefusal) => void): Promise<string>;
   /** Drops what is known of a run dir (its computer was destroyed). */
   forget(runDir: string): void;
 }
 
-export interface SocketExposerOptions {
+interface SocketExposerOptions {
   /** Told after every `link()` (steps 1–4 ran); tests count them. */
   readonly onLinked?: (runDir: string, name: HostSocketName) => void;
 }
