@@ -2,14 +2,40 @@
  * The baseline of the API bench: a bare Hono app on @hono/node-server doing what `computer/get`
  * must do at the least — look the bearer token's hash up and SELECT the caller's computer — with
  * the same driver (postgres.js, same pool size) and nothing else: no logging, no validation, no
- * request ids. Run by api.ts as `node api-bare-server.ts <databaseUrl> <port>`.
+ * request ids. Run by api.ts as `node api-bare-server.ts <databaseUrl> <port> [<supervisorSocket>]`:
+ * with a socket, each answer also waits for one `health` call to that supervisor over a
+ * kept-alive connection (what `computer/get` asks a running Docker computer).
  */
 import { createHash } from "node:crypto";
+import http from "node:http";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import postgres from "postgres";
 
-const [databaseUrl, port] = process.argv.slice(2);
+const [databaseUrl, port, supervisorSocket] = process.argv.slice(2);
+const agent = new http.Agent({ keepAlive: true });
+
+function health(socketPath: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      {
+        socketPath,
+        method: "POST",
+        path: "/rpc/health",
+        agent,
+        headers: { "content-type": "application/json" },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("end", () => resolve(JSON.parse(Buffer.concat(chunks).toString("utf8"))));
+        response.on("error", reject);
+      },
+    );
+    request.on("error", reject);
+    request.end("{}");
+  });
+}
 const sql = postgres(databaseUrl as string, { max: 10, onnotice: () => {} });
 const app = new Hono();
 
@@ -25,6 +51,7 @@ app.post("/rpc/computer/get", async (c) => {
     join space_members m on m.space_id = c.space_id and m.user_id = ${token.user_id}
     where c.id = ${computerId} limit 1`;
   if (!computer) return c.json({ error: { code: "NOT_FOUND" } }, 404);
+  if (supervisorSocket) return c.json({ result: { ...computer, desktops: await health(supervisorSocket) } });
   return c.json({ result: computer });
 });
 

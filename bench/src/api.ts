@@ -6,16 +6,23 @@
  * on the same database. Servers run in their own processes; this process is the load generator.
  * Rounds alternate between the two so drifting machine load hits both; the best round of each
  * counts. Ratio = API ÷ bare (target ≥ 0.5×).
+ *
+ * The same again with the Docker provider on a RUNNING computer (when a Docker engine and the
+ * computer image are there): each `computer/get` then also asks the computer's supervisor for
+ * its desktop report through the host-owned socket link (host-sockets.ts). Its baselines are the
+ * bare app with the same SELECTs, and the bare app that also makes that one supervisor call over
+ * a kept-alive connection — the least a read of a running computer can cost.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { connectDatabase, migrateDatabase } from "@rakazo/db";
+import { createProvider, type SandboxProvider } from "@rakazo/sandbox";
 import { createUserWithSpace } from "@rakazo/services";
 import postgres from "postgres";
 import type { BenchReport } from "./row.ts";
@@ -24,6 +31,7 @@ const CONCURRENCY = 16;
 const ROUND_MS = Number(process.env.BENCH_API_ROUND_MS ?? 4_000);
 const ROUNDS = Number(process.env.BENCH_API_ROUNDS ?? 3);
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const IMAGE = process.env.RAKAZO_COMPUTER_IMAGE ?? "rakazo-computer:latest";
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -140,11 +148,74 @@ async function load(
   return { perSecond: requests / elapsed, requests };
 }
 
+interface Pair {
+  /** Row name suffix: which provider and computer state. */
+  readonly label: string;
+  readonly kind: "fake" | "docker";
+  /** Readies the tenant's computer (Docker: a running container) in the API's data dir. */
+  readonly setup?: (databaseUrl: string, computerId: string, dataDir: string) => Promise<Ready>;
+}
+
+interface Ready {
+  /** Host path of the computer's supervisor socket, for the bare app's own supervisor call. */
+  readonly supervisorSocket: string;
+  readonly teardown: () => Promise<void>;
+}
+
+/** A running Docker computer for the tenant's computer row (no network: nothing leaves the machine). */
+async function runningDockerComputer(
+  databaseUrl: string,
+  computerId: string,
+  dataDir: string,
+): Promise<Ready> {
+  const provider: SandboxProvider = await createProvider({ kind: "docker", image: IMAGE, dataDir });
+  const { ref } = await provider.provision({ computerId, mode: "team", homeKey: `home_${computerId}` });
+  const teardown = () => provider.destroy(ref);
+  try {
+    // The supervisor listens once a first call has started it; its report proves it answers.
+    const desktop = provider.sandbox(ref).desktop;
+    if (!desktop?.capacity) throw new Error("the Docker provider offers no desktop report");
+    await desktop.capacity();
+    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    await sql`update computers set state = 'running', provider_ref = ${ref} where id = ${computerId}`;
+    await sql.end();
+    const runDir = path.join(dataDir, "run");
+    const [slug] = readdirSync(runDir);
+    return { supervisorSocket: path.join(runDir, slug as string, "supervisor.sock"), teardown };
+  } catch (error) {
+    await teardown();
+    throw error;
+  }
+}
+
+function dockerUsable(): boolean {
+  try {
+    execFileSync("docker", ["image", "inspect", IMAGE], { stdio: "ignore", timeout: 10_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function benchApi(report: BenchReport): Promise<void> {
+  await benchPair(report, { label: "", kind: "fake" });
+  if (!dockerUsable()) {
+    console.log(`(Docker rows left out: no Docker engine or no image ${IMAGE})`);
+    return;
+  }
+  await benchPair(report, {
+    label: ", running Docker computer",
+    kind: "docker",
+    setup: runningDockerComputer,
+  });
+}
+
+async function benchPair(report: BenchReport, pair: Pair): Promise<void> {
   const name = `rakazo_bench_api_${randomBytes(4).toString("hex")}`;
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "rakazo-bench-api-"));
   const children: ChildProcess[] = [];
+  let ready: Ready | undefined;
   try {
     await admin.unsafe(`create database ${name}`);
     const url = new URL(ADMIN_URL);
@@ -156,9 +227,10 @@ export async function benchApi(report: BenchReport): Promise<void> {
       userName: "bench",
       spaceName: "bench",
       botName: "bench-bot",
-      providerKind: "fake",
+      providerKind: pair.kind,
     });
     await handle.close();
+    ready = await pair.setup?.(databaseUrl, tenant.computerId, dataDir);
 
     const apiPort = await freePort();
     // BENCH_API_CPU_PROF=<dir>: the API writes a V8 CPU profile there (open it in DevTools).
@@ -171,7 +243,8 @@ export async function benchApi(report: BenchReport): Promise<void> {
         PATH: process.env.PATH,
         DATABASE_URL: databaseUrl,
         DATA_DIR: dataDir,
-        RAKAZO_PROVIDER: "fake",
+        RAKAZO_PROVIDER: pair.kind,
+        RAKAZO_COMPUTER_IMAGE: IMAGE,
         RAKAZO_MASTER_KEY: randomBytes(32).toString("base64"),
         API_HOST: "127.0.0.1",
         API_PORT: String(apiPort),
@@ -180,24 +253,33 @@ export async function benchApi(report: BenchReport): Promise<void> {
       '"msg":"api.listening"',
     );
     children.push(api);
-    const barePort = await freePort();
-    const bare = await start(
-      [path.join(import.meta.dirname, "api-bare-server.ts"), databaseUrl, String(barePort)],
-      { PATH: process.env.PATH },
-      "listening",
-    );
-    children.push(bare);
+    const bareServer = async (supervisorSocket?: string) => {
+      const port = await freePort();
+      const args = [path.join(import.meta.dirname, "api-bare-server.ts"), databaseUrl, String(port)];
+      const child = await start(
+        supervisorSocket ? [...args, supervisorSocket] : args,
+        { PATH: process.env.PATH },
+        "listening",
+      );
+      children.push(child);
+      return { child, port };
+    };
+    const bare = await bareServer();
+    const bareCall = ready ? await bareServer(ready.supervisorSocket) : undefined;
 
     const apiRounds: Round[] = [];
     const bareRounds: Round[] = [];
+    const bareCallRounds: Round[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       apiRounds.push(await measure(api, apiPort, tenant.token, tenant.computerId));
-      bareRounds.push(await measure(bare, barePort, tenant.token, tenant.computerId));
+      bareRounds.push(await measure(bare.child, bare.port, tenant.token, tenant.computerId));
+      if (bareCall)
+        bareCallRounds.push(await measure(bareCall.child, bareCall.port, tenant.token, tenant.computerId));
     }
     const best = (rounds: Round[]) => Math.max(...rounds.map((r) => r.perSecond));
     const leastCpu = (rounds: Round[]) => Math.min(...rounds.map((r) => r.cpuUs));
     report({
-      name: `computer/get, ${CONCURRENCY} connections (vs bare Hono + same SELECTs)`,
+      name: `computer/get${pair.label}, ${CONCURRENCY} connections (vs bare Hono + same SELECTs)`,
       value: best(apiRounds),
       unit: "req/s",
       baseline: best(bareRounds),
@@ -207,15 +289,34 @@ export async function benchApi(report: BenchReport): Promise<void> {
     // Server CPU per request is what the throughput ratio comes down to on a loaded machine,
     // and it does not depend on how busy the rest of the machine is. Ratio = bare ÷ API.
     report({
-      name: "computer/get server CPU per request (vs bare Hono)",
+      name: `computer/get${pair.label} server CPU per request (vs bare Hono)`,
       value: leastCpu(apiRounds),
       unit: "µs",
       baseline: leastCpu(bareRounds),
       ratio: leastCpu(bareRounds) / leastCpu(apiRounds),
       target: "≥ 0.5×",
     });
+    if (bareCall) {
+      report({
+        name: `computer/get${pair.label} (vs bare Hono + same SELECTs + one supervisor call)`,
+        value: best(apiRounds),
+        unit: "req/s",
+        baseline: best(bareCallRounds),
+        ratio: best(apiRounds) / best(bareCallRounds),
+        target: "≥ 0.5×",
+      });
+      report({
+        name: `computer/get${pair.label} server CPU per request (vs bare Hono + one supervisor call)`,
+        value: leastCpu(apiRounds),
+        unit: "µs",
+        baseline: leastCpu(bareCallRounds),
+        ratio: leastCpu(bareCallRounds) / leastCpu(apiRounds),
+        target: "≥ 0.5×",
+      });
+    }
   } finally {
     for (const child of children) await stop(child);
+    await ready?.teardown().catch((error: unknown) => console.log(`(teardown: ${(error as Error).message})`));
     rmSync(dataDir, { recursive: true, force: true });
     await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
     await admin.end();
