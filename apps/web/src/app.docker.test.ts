@@ -221,6 +221,10 @@ describe.skipIf(gate.skip)(gate.title, () => {
     it("uploads a file with control and sees it in Files, with its preview", async () => {
       await page.getByRole("tab", { name: "Files", exact: true }).click();
       await page.getByTestId("files").waitFor();
+      // Uploads land in the folder on screen: the Team Computer's shared/ (CMP-1), offered from the
+      // top level, where a person cannot upload; an upload creates it if no bot has yet.
+      await page.getByRole("button", { name: "Open shared/", exact: true }).click();
+      await expect.poll(() => page.getByTestId("files-path").textContent()).toBe("/shared");
       await page.locator('input[type="file"]').setInputFiles({
         name: "hello-upload.txt",
         mimeType: "text/plain",
@@ -269,6 +273,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
 
     it('"Open shell" without control takes control again and switches to the shell (TRM-2)', async () => {
       await page.getByRole("tab", { name: "Open shell", exact: true }).click();
+      await page.getByRole("button", { name: "Take control and open the shell", exact: true }).click();
       await expect
         .poll(() => page.getByTestId("control-state").textContent())
         .toBe("You control this screen.");

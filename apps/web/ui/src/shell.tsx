@@ -3,6 +3,7 @@ import { Terminal } from "@xterm/xterm";
 import "@xterm/xterm/css/xterm.css";
 import { useEffect, useRef, useState } from "react";
 import { api, errorMessage, RakazoApiError, sameOriginPath } from "./api.ts";
+import { Confirm } from "./confirm.tsx";
 import { useT } from "./i18n.ts";
 
 /** Characters kept while the shell connects; more is dropped. */
@@ -122,5 +123,23 @@ export function Shell(props: { computerId: string; botId: string; visible: boole
       )}
       <section className="xterm-host" ref={host} aria-label={t("dock.shell")} />
     </div>
+  );
+}
+
+/**
+ * "Open shell" without control takes control of the bot's screen, after which the bot's own
+ * calls are refused (HUMAN_IN_CONTROL) until the person releases it: asked first, in plain words.
+ */
+export function ShellTakeoverConfirm(props: { bot: string; onConfirm(): void; onCancel(): void }) {
+  const t = useT();
+  return (
+    <Confirm
+      title={t("shell.confirmTitle")}
+      confirmLabel={t("shell.confirmOk")}
+      onConfirm={props.onConfirm}
+      onCancel={props.onCancel}
+    >
+      <p>{t("shell.confirmText", { bot: props.bot })}</p>
+    </Confirm>
   );
 }
