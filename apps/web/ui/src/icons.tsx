@@ -75,10 +75,3 @@ export const FailedIcon = () => (
     <path d="m9 9 6 6M15 9l-6 6" />
   </Svg>
 );
-
-export const OkIcon = () => (
-  <Svg>
-    <circle cx="12" cy="12" r="9" />
-    <path d="m8 12.5 3 3 5-6" />
-  </Svg>
-);
