@@ -34,6 +34,8 @@ describe("job pickup", () => {
     const handlers = Object.fromEntries(JOB_NAMES.map((name) => [name, noop])) as unknown as JobHandlers;
     handlers["computer.checkpoint"] = async (_payload, job) => {
       picked.push({ jobId: job.jobId, at: Date.now() });
+      // Busy a while, as a real job is: a job sent meanwhile must not wait for the next poll.
+      await new Promise((done) => setTimeout(done, 300));
     };
     await registerJobHandlers(worker.boss, handlers, { pollingIntervalSeconds: POLL_SECONDS });
     // Let every worker's first (immediate) fetch pass, so only a wake-up can fetch again soon.
@@ -57,6 +59,25 @@ describe("job pickup", () => {
     expect(pick, `not picked up within 10 s (the poll is ${POLL_SECONDS} s)`).toBeDefined();
     console.log(`picked up ${(pick as { at: number }).at - sentAt} ms after send`);
     expect(failures).toEqual([]);
+  }, 20_000);
+
+  it("jobs sent back to back each run at once, also while the worker is busy with the first", async () => {
+    const sentAt = Date.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push(
+        await api.queue.send("computer.checkpoint", { computerId: `cmp_${i}`, operationId: `op_${i}` }),
+      );
+    }
+    const deadline = sentAt + 10_000;
+    while (!ids.every((id) => picked.some((p) => p.jobId === id)) && Date.now() < deadline) {
+      await new Promise((done) => setTimeout(done, 25));
+    }
+    const times = ids.map((id) => picked.find((p) => p.jobId === id)?.at);
+    console.log(
+      `picked up ${times.map((t) => (t ? `${t - sentAt} ms` : "never")).join(", ")} after the first send`,
+    );
+    expect(times.every((t) => t !== undefined)).toBe(true);
   }, 20_000);
 
   it("every queue of the catalog notifies", async () => {

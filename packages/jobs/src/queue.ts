@@ -26,14 +26,6 @@ export interface PgBossHandle {
 }
 
 /**
- * How long a worker that LISTENs waits between fetches anyway: the backstop for a NOTIFY lost
- * with a dropped listener connection. Without the listener (e.g. behind PgBouncer in
- * transaction mode, where pg-boss warns and falls back) the worker's own polling interval
- * applies.
- */
-const NOTIFY_BACKSTOP_SECONDS = 10;
-
-/**
  * Starts pg-boss (its schema is created or migrated here) and makes sure every queue of the
  * catalog exists — sending to a missing queue throws. Every queue notifies: a job sent by any
  * process (the API's create, a finished run's checkpoint) NOTIFYs in Postgres, and a process
@@ -97,24 +89,30 @@ export async function registerJobHandlers(
   for (const name of JOB_NAMES) {
     const spec = JOB_CATALOG[name];
     const handler = handlers[name] as (payload: unknown, job: JobContext) => Promise<void>;
-    // batchSize 1: a throw fails exactly one job (pg-boss fails whole batches).
-    await boss.work(
+    // batchSize 1: a throw fails exactly one job (pg-boss fails whole batches). NOTIFY wakes an
+    // idle worker, but pg-boss folds every wake-up that arrives before its next fetch into that
+    // one fetch of one job: of jobs sent back to back only the first would start at once, the
+    // rest a poll later. So after each job the worker fetches again at once (notifyWorker),
+    // until the queue is empty; the poll (the same interval as without NOTIFY) is only the floor.
+    let workerId: string | undefined;
+    const interval = options.pollingIntervalSeconds ?? 1;
+    workerId = await boss.work(
       name,
-      {
-        batchSize: 1,
-        pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
-        notifyPollingIntervalSeconds: Math.max(NOTIFY_BACKSTOP_SECONDS, options.pollingIntervalSeconds ?? 1),
-      },
+      { batchSize: 1, pollingIntervalSeconds: interval, notifyPollingIntervalSeconds: interval },
       async (jobs) => {
-        for (const job of jobs) {
-          const payload = spec.schema.parse(job.data);
-          const retryCount = job.retryCount;
-          await handler(payload, {
-            jobId: job.id,
-            retryCount,
-            isLastAttempt: retryCount >= spec.retryLimit,
-            signal: job.signal,
-          });
+        try {
+          for (const job of jobs) {
+            const payload = spec.schema.parse(job.data);
+            const retryCount = job.retryCount;
+            await handler(payload, {
+              jobId: job.id,
+              retryCount,
+              isLastAttempt: retryCount >= spec.retryLimit,
+              signal: job.signal,
+            });
+          }
+        } finally {
+          if (workerId) boss.notifyWorker(workerId);
         }
       },
     );
