@@ -5,7 +5,7 @@ import { externalComputers } from "@rakazo/db";
 import { screenBotId } from "@rakazo/services";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestSystem, runningComputer, type TestSystem } from "../support/system.ts";
+import { createTestSystem, eventually, runningComputer, type TestSystem } from "../support/system.ts";
 
 const TOKEN = `ext_${"k".repeat(40)}`;
 let system: TestSystem;
@@ -63,7 +63,14 @@ describe("the external computer surface (EXT-2)", () => {
     );
     expect(new Set(racing.map((r) => r.computer.computerId)).size).toBe(1);
     expect(racing.filter((r) => r.created)).toHaveLength(1);
-    await destroyCompletely(racing[0].computer.computerId);
+    // `wait: false` answered before the machine was made: destroy it once it runs, so the check
+    // that destroying removes the machine has a machine to check.
+    const racer = racing[0].computer.computerId;
+    await eventually(async () => {
+      const row = await system.ctx.db.query.computers.findFirst({ where: (c, { eq }) => eq(c.id, racer) });
+      return row?.state === "running" ? true : undefined;
+    }, 30_000);
+    await destroyCompletely(racer);
     await destroyCompletely(first.computer.computerId);
   });
 
