@@ -18,15 +18,11 @@ import { COMPUTER_IMAGE, requireDocker } from "@rakazo/sandbox/testing";
 import { type Browser, chromium, type Frame, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppSystem, startAppSystem } from "./testing/app-system.ts";
+import { VIEWPORTS } from "./testing/first-run.ts";
 import { CHROMIUM, GREEN_PAGE } from "./testing/screen-system.ts";
 
 const gate = await requireDocker("the web app on a Docker computer", [CHROMIUM.executablePath]);
 const OUTPUT = fileURLToPath(new URL("../test-output/", import.meta.url));
-
-const VIEWPORTS = [
-  { name: "desktop", width: 1280, height: 800 },
-  { name: "phone", width: 390, height: 844 },
-] as const;
 
 describe.skipIf(gate.skip)(gate.title, () => {
   let system: AppSystem;

@@ -16,15 +16,12 @@ import { missingOrFail } from "@rakazo/sandbox/testing";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppSystem, startAppSystem } from "./testing/app-system.ts";
+import { firstRunSetup, VIEWPORTS } from "./testing/first-run.ts";
 import { CHROMIUM } from "./testing/screen-system.ts";
 
 const SUITE = "the computer view of a computer that is not there";
 const missing = missingOrFail(SUITE, [CHROMIUM.executablePath]);
 const OUTPUT = fileURLToPath(new URL("../test-output/not-found/", import.meta.url));
-const VIEWPORTS = [
-  { name: "desktop", width: 1280, height: 800 },
-  { name: "phone", width: 390, height: 844 },
-] as const;
 
 describe.skipIf(missing.length > 0)(
   missing.length > 0 ? `${SUITE} — skipped, missing: ${missing.join(", ")}` : SUITE,
@@ -39,14 +36,7 @@ describe.skipIf(missing.length > 0)(
       system = await startAppSystem({ provider: async (rootDir) => createFakeProvider({ rootDir }) });
       browser = await chromium.launch(CHROMIUM);
       setupPage = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-      await setupPage.goto(system.web.url);
-      await setupPage
-        .getByRole("button", { name: "First run? Set up this installation", exact: true })
-        .click();
-      await setupPage.getByRole("button", { name: "Set up", exact: true }).click();
-      const token = (await setupPage.getByTestId("bootstrap-token").textContent()) ?? "";
-      await setupPage.getByRole("button", { name: "Continue", exact: true }).click();
-      await setupPage.getByRole("heading", { name: "Spaces" }).waitFor();
+      const token = await firstRunSetup(setupPage, system.web.url);
       const client = system.client(token);
       const spaceId = (await client.call("space/list", {}))[0]?.id ?? "";
       deletedId = (await client.call("computer/create", { spaceId, name: "Short-lived" })).id;

@@ -23,15 +23,12 @@ import { missingOrFail } from "@rakazo/sandbox/testing";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type AppSystem, startAppSystem } from "./testing/app-system.ts";
+import { firstRunSetup, VIEWPORTS } from "./testing/first-run.ts";
 import { CHROMIUM } from "./testing/screen-system.ts";
 
 const SUITE = "the computer view in each state of a computer";
 const missing = missingOrFail(SUITE, [CHROMIUM.executablePath]);
 const OUTPUT = fileURLToPath(new URL("../test-output/states/", import.meta.url));
-const VIEWPORTS = [
-  { name: "desktop", width: 1280, height: 800 },
-  { name: "phone", width: 390, height: 844 },
-] as const;
 const FAULT = "fake provider fault: provisioning refused";
 
 describe.skipIf(missing.length > 0)(
@@ -75,14 +72,7 @@ describe.skipIf(missing.length > 0)(
       });
       browser = await chromium.launch(CHROMIUM);
       setupPage = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-      await setupPage.goto(system.web.url);
-      await setupPage
-        .getByRole("button", { name: "First run? Set up this installation", exact: true })
-        .click();
-      await setupPage.getByRole("button", { name: "Set up", exact: true }).click();
-      const token = (await setupPage.getByTestId("bootstrap-token").textContent()) ?? "";
-      await setupPage.getByRole("button", { name: "Continue", exact: true }).click();
-      await setupPage.getByRole("heading", { name: "Spaces" }).waitFor();
+      const token = await firstRunSetup(setupPage, system.web.url);
       client = system.client(token);
       spaceId = (await client.call("space/list", {}))[0]?.id ?? "";
       botId = (await client.call("bot/list", { spaceId }))[0]?.id ?? "";

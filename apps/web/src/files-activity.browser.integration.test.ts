@@ -20,15 +20,12 @@ import { missingOrFail } from "@rakazo/sandbox/testing";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppSystem, startAppSystem } from "./testing/app-system.ts";
+import { firstRunSetup, VIEWPORTS } from "./testing/first-run.ts";
 import { CHROMIUM } from "./testing/screen-system.ts";
 
 const SUITE = "Files, the shell confirmation and Activity in the computer view";
 const missing = missingOrFail(SUITE, [CHROMIUM.executablePath]);
 const OUTPUT = fileURLToPath(new URL("../test-output/files-activity/", import.meta.url));
-const VIEWPORTS = [
-  { name: "desktop", width: 1280, height: 800 },
-  { name: "phone", width: 390, height: 844 },
-] as const;
 
 describe.skipIf(missing.length > 0)(
   missing.length > 0 ? `${SUITE} — skipped, missing: ${missing.join(", ")}` : SUITE,
@@ -51,14 +48,7 @@ describe.skipIf(missing.length > 0)(
       });
       browser = await chromium.launch(CHROMIUM);
       setupPage = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-      await setupPage.goto(system.web.url);
-      await setupPage
-        .getByRole("button", { name: "First run? Set up this installation", exact: true })
-        .click();
-      await setupPage.getByRole("button", { name: "Set up", exact: true }).click();
-      token = (await setupPage.getByTestId("bootstrap-token").textContent()) ?? "";
-      await setupPage.getByRole("button", { name: "Continue", exact: true }).click();
-      await setupPage.getByRole("heading", { name: "Spaces" }).waitFor();
+      token = await firstRunSetup(setupPage, system.web.url);
       const client = system.client(token);
       const spaceId = (await client.call("space/list", {}))[0]?.id ?? "";
       const computer = (await client.call("computer/list", { spaceId }))[0];

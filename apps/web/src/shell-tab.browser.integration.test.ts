@@ -12,6 +12,7 @@ import { missingOrFail } from "@rakazo/sandbox/testing";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppSystem, startAppSystem } from "./testing/app-system.ts";
+import { firstRunSetup } from "./testing/first-run.ts";
 import { CHROMIUM } from "./testing/screen-system.ts";
 
 const SUITE = "the Shell tab follows the provider's terminal capability";
@@ -42,12 +43,7 @@ describe.skipIf(missing.length > 0)(
       browser = await chromium.launch(CHROMIUM);
       page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
       page.on("pageerror", (error) => console.error(`page error: ${error.message}`));
-      await page.goto(system.web.url);
-      await page.getByRole("button", { name: "First run? Set up this installation", exact: true }).click();
-      await page.getByRole("button", { name: "Set up", exact: true }).click();
-      token = (await page.getByTestId("bootstrap-token").textContent()) ?? "";
-      await page.getByRole("button", { name: "Continue", exact: true }).click();
-      await page.getByRole("heading", { name: "Spaces" }).waitFor();
+      token = await firstRunSetup(page, system.web.url);
       const client = system.client(token);
       const spaceId = (await client.call("space/list", {}))[0]?.id ?? "";
       computerId = (await client.call("computer/list", { spaceId }))[0]?.id ?? "";
