@@ -9,6 +9,7 @@ import {
   execResult,
   networkPolicy,
 } from "../views.ts";
+import { LIFECYCLE_ERRORS } from "./error-sets.ts";
 
 const byId = z.strictObject({ computerId });
 
@@ -100,7 +101,7 @@ export const computerStop = defineContract({
   summary: "Stop a computer",
   description:
     "Stops a running computer, saving its workspace first; queued as an operation. Wrong state is CONFLICT (`details.state`); an update or recovery in progress is OPERATION_IN_PROGRESS.",
-  errors: ["CONFLICT", "NOT_FOUND", "OPERATION_IN_PROGRESS", "QUOTA_EXCEEDED"],
+  errors: LIFECYCLE_ERRORS,
   input: byId,
   output: computerView,
 });
@@ -111,7 +112,7 @@ export const computerStart = defineContract({
   summary: "Start a computer",
   description:
     "Starts a stopped computer from its saved workspace; queued as an operation. Wrong state is CONFLICT; a space quota may refuse it (QUOTA_EXCEEDED).",
-  errors: ["CONFLICT", "NOT_FOUND", "OPERATION_IN_PROGRESS", "QUOTA_EXCEEDED"],
+  errors: LIFECYCLE_ERRORS,
   input: byId,
   output: computerView,
 });
@@ -122,7 +123,7 @@ export const computerDelete = defineContract({
   summary: "Delete a computer",
   description:
     "Deletes a computer and its machine; idempotent within the caller's space (a deleted computer answers success with state `deleted`); a foreign or unknown id is NOT_FOUND.",
-  errors: ["CONFLICT", "NOT_FOUND", "OPERATION_IN_PROGRESS", "QUOTA_EXCEEDED"],
+  errors: LIFECYCLE_ERRORS,
   input: byId,
   output: computerView,
 });

@@ -2,6 +2,7 @@ import { desktopActionSchema } from "@rakazo/protocol";
 import { z } from "zod";
 import { botId, computerId, defineContract } from "../define.ts";
 import { screenObservation } from "../views.ts";
+import { DESKTOP_ERRORS } from "./error-sets.ts";
 
 /** Desktop actions as the API accepts them (TOOL-1): @rakazo/protocol's one schema. */
 export const desktopAction = desktopActionSchema;
@@ -29,24 +30,7 @@ export const computerObserve = defineContract({
   summary: "Screenshot a bot's screen",
   description:
     "A screenshot of the bot's desktop. Pass the caller's execution lease (`fencingToken`) or, while a person controls the bot, their `controlToken`; without either it is refused while someone else holds the bot's lease (LEASE_HELD) or a person controls it (HUMAN_IN_CONTROL).",
-  errors: [
-    "COMPUTER_GONE",
-    "COMPUTER_NOT_READY",
-    "DESKTOP_UNAVAILABLE",
-    "FILE_NOT_FOUND",
-    "FILE_TOO_LARGE",
-    "HUMAN_IN_CONTROL",
-    "INVALID_PATH",
-    "LEASE_HELD",
-    "MULTI_SCREEN_UNAVAILABLE",
-    "NOT_FOUND",
-    "NOT_IN_CONTROL",
-    "PROCESS_LIMIT",
-    "PROVIDER_ERROR",
-    "QUOTA_EXCEEDED",
-    "STALE_LEASE",
-    "UNSUPPORTED",
-  ],
+  errors: DESKTOP_ERRORS,
   input: z.strictObject(botTarget),
   output: screenObservation,
 });
@@ -57,24 +41,7 @@ export const computerAct = defineContract({
   summary: "Act on a bot's screen",
   description:
     "Runs desktop actions (clicks, keys, typing) in order on the bot's desktop, stopping at the first failure, which `error.index` names. Same lease rules as `computer/observe`: the caller's `fencingToken`, or `controlToken` while a person controls the bot.",
-  errors: [
-    "COMPUTER_GONE",
-    "COMPUTER_NOT_READY",
-    "DESKTOP_UNAVAILABLE",
-    "FILE_NOT_FOUND",
-    "FILE_TOO_LARGE",
-    "HUMAN_IN_CONTROL",
-    "INVALID_PATH",
-    "LEASE_HELD",
-    "MULTI_SCREEN_UNAVAILABLE",
-    "NOT_FOUND",
-    "NOT_IN_CONTROL",
-    "PROCESS_LIMIT",
-    "PROVIDER_ERROR",
-    "QUOTA_EXCEEDED",
-    "STALE_LEASE",
-    "UNSUPPORTED",
-  ],
+  errors: DESKTOP_ERRORS,
   input: z.strictObject({ ...botTarget, actions: z.array(desktopAction).min(1).max(100) }),
   /** Actions run in order and stop at the first failure, which `error.index` names. */
   output: z.strictObject({

@@ -5,6 +5,7 @@ export { MAX_ATTACHMENT_BYTES };
 
 import { z } from "zod";
 import { attachmentId, botId, computerId, defineContract, timestamp } from "../define.ts";
+import { CONTROLLED_MACHINE_ERRORS } from "./error-sets.ts";
 
 const source = z.enum(["stored", "live"]);
 
@@ -132,20 +133,7 @@ export const computerFilesUpload = defineContract({
   summary: "Upload a file into a bot's folder or shared/",
   description:
     "A person's upload into the bot's folder or the Team Computer's `shared/` (the path is relative to the bot's folder). Precondition: the caller holds the control lease of that bot (`computer/takeControl`), else NOT_IN_CONTROL. More than the attachment size is FILE_TOO_LARGE before anything is stored; a failed upload leaves no partial file.",
-  errors: [
-    "COMPUTER_GONE",
-    "COMPUTER_NOT_READY",
-    "DESKTOP_UNAVAILABLE",
-    "FILE_NOT_FOUND",
-    "FILE_TOO_LARGE",
-    "INVALID_PATH",
-    "MULTI_SCREEN_UNAVAILABLE",
-    "NOT_FOUND",
-    "NOT_IN_CONTROL",
-    "PROCESS_LIMIT",
-    "PROVIDER_ERROR",
-    "UNSUPPORTED",
-  ],
+  errors: CONTROLLED_MACHINE_ERRORS,
   input: z.strictObject({
     computerId,
     botId,
@@ -162,20 +150,7 @@ export const computerFilesWrite = defineContract({
   summary: "Write a text file into a bot's folder",
   description:
     "A text file written by a person into the bot's folder. Precondition: the caller holds the control lease of that bot (`computer/takeControl`), else NOT_IN_CONTROL. Same cap as upload (FILE_TOO_LARGE); a failed write leaves no partial file.",
-  errors: [
-    "COMPUTER_GONE",
-    "COMPUTER_NOT_READY",
-    "DESKTOP_UNAVAILABLE",
-    "FILE_NOT_FOUND",
-    "FILE_TOO_LARGE",
-    "INVALID_PATH",
-    "MULTI_SCREEN_UNAVAILABLE",
-    "NOT_FOUND",
-    "NOT_IN_CONTROL",
-    "PROCESS_LIMIT",
-    "PROVIDER_ERROR",
-    "UNSUPPORTED",
-  ],
+  errors: CONTROLLED_MACHINE_ERRORS,
   input: z.strictObject({
     computerId,
     botId,

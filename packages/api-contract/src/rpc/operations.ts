@@ -2,6 +2,7 @@ import { OPERATION_KINDS, OPERATION_STATUSES } from "@rakazo/db/states";
 import { z } from "zod";
 import { computerId, defineContract, operationId, timestamp } from "../define.ts";
 import { computerView } from "../views.ts";
+import { LIFECYCLE_ERRORS } from "./error-sets.ts";
 
 /** A lifecycle operation (OPS-1/OPS-2): real stages, never percentages. */
 export const operationView = z.strictObject({
@@ -43,7 +44,7 @@ export const computerUpdate = defineContract({
   summary: "Rebuild a computer",
   description:
     "Rebuilds a running computer with the configured provider and image, keeping its workspace; queued as an operation that reserves the computer until it ends.",
-  errors: ["CONFLICT", "NOT_FOUND", "OPERATION_IN_PROGRESS", "QUOTA_EXCEEDED"],
+  errors: LIFECYCLE_ERRORS,
   input: byComputer,
   output: operationView,
 });
@@ -54,7 +55,7 @@ export const computerRecover = defineContract({
   summary: "Recover a failed computer",
   description:
     "Brings a failed computer back from its last saved workspace; queued as an operation. Work not saved before the failure may be lost.",
-  errors: ["CONFLICT", "NOT_FOUND", "OPERATION_IN_PROGRESS", "QUOTA_EXCEEDED"],
+  errors: LIFECYCLE_ERRORS,
   input: byComputer,
   output: operationView,
 });

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { botId, computerId, defineContract, runId } from "../define.ts";
 import { leaseView, runView } from "../views.ts";
+import { CONTROLLED_MACHINE_ERRORS } from "./error-sets.ts";
 
 const fencingToken = z.number().int().positive();
 const ttlMs = z
@@ -116,20 +117,7 @@ export const computerReleaseControl = defineContract({
   summary: "Release control of a bot's screen",
   description:
     "Ends the caller's control lease of the bot; a run that waited for the hand-back resumes (`resumedRunId`). NOT_IN_CONTROL when the caller does not hold it.",
-  errors: [
-    "COMPUTER_GONE",
-    "COMPUTER_NOT_READY",
-    "DESKTOP_UNAVAILABLE",
-    "FILE_NOT_FOUND",
-    "FILE_TOO_LARGE",
-    "INVALID_PATH",
-    "MULTI_SCREEN_UNAVAILABLE",
-    "NOT_FOUND",
-    "NOT_IN_CONTROL",
-    "PROCESS_LIMIT",
-    "PROVIDER_ERROR",
-    "UNSUPPORTED",
-  ],
+  errors: CONTROLLED_MACHINE_ERRORS,
   input: z.strictObject(botOnComputer),
   output: z.strictObject({ released: z.literal(true), resumedRunId: z.string().nullable() }),
 });

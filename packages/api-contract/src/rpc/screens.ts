@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { botId, computerId, defineContract, timestamp } from "../define.ts";
 import { screenSlot } from "../views.ts";
+import { CONTROLLED_MACHINE_ERRORS } from "./error-sets.ts";
 
 export const computerScreenUrl = defineContract({
   name: "computer/screenUrl",
@@ -8,20 +9,7 @@ export const computerScreenUrl = defineContract({
   summary: "Get a screen URL",
   description:
     "A sealed capability URL for the bot's screen (noVNC), view or control, and the embed page for it. `ttlSeconds` is at most SCREEN_URL_MAX_TTL_SECONDS (else INVALID_INPUT; default 15 minutes). A control URL needs the caller's control lease of the bot (NOT_IN_CONTROL otherwise) and never outlives it.",
-  errors: [
-    "COMPUTER_GONE",
-    "COMPUTER_NOT_READY",
-    "DESKTOP_UNAVAILABLE",
-    "FILE_NOT_FOUND",
-    "FILE_TOO_LARGE",
-    "INVALID_PATH",
-    "MULTI_SCREEN_UNAVAILABLE",
-    "NOT_FOUND",
-    "NOT_IN_CONTROL",
-    "PROCESS_LIMIT",
-    "PROVIDER_ERROR",
-    "UNSUPPORTED",
-  ],
+  errors: CONTROLLED_MACHINE_ERRORS,
   input: z.strictObject({
     computerId,
     botId,

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { botId, computerId, defineContract, timestamp } from "../define.ts";
 import { screenSlot } from "../views.ts";
+import { CONTROLLED_MACHINE_ERRORS } from "./error-sets.ts";
 
 export const computerTerminalUrl = defineContract({
   name: "computer/terminalUrl",
@@ -9,20 +10,7 @@ export const computerTerminalUrl = defineContract({
   summary: "Get a terminal URL",
   description:
     "A sealed terminal capability for the bot's computer. Precondition: the caller's live control lease of that bot (NOT_IN_CONTROL otherwise); it never outlives that lease and ends with the bot's screen. Every websocket opened on `websocketUrl` gets its own shell. UNSUPPORTED when the provider has no browser shell.",
-  errors: [
-    "COMPUTER_GONE",
-    "COMPUTER_NOT_READY",
-    "DESKTOP_UNAVAILABLE",
-    "FILE_NOT_FOUND",
-    "FILE_TOO_LARGE",
-    "INVALID_PATH",
-    "MULTI_SCREEN_UNAVAILABLE",
-    "NOT_FOUND",
-    "NOT_IN_CONTROL",
-    "PROCESS_LIMIT",
-    "PROVIDER_ERROR",
-    "UNSUPPORTED",
-  ],
+  errors: CONTROLLED_MACHINE_ERRORS,
   input: z.strictObject({
     computerId,
     botId,
