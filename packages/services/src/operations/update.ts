@@ -27,6 +27,7 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 import { checkpointComputerHome } from "../homes/checkpoint.ts";
 import { providerMountsHome } from "../homes/context.ts";
+import { releaseDesktops } from "../homes/quiesce.ts";
 import { prepareComputerHome, restoreComputerHome } from "../homes/restore.ts";
 import { assertNotReserved } from "./reservation.ts";
 import { type OperationView, toOperationView } from "./view.ts";
@@ -154,7 +155,7 @@ export async function runUpdateJob(ctx: ServiceContext, job: Job, _context: JobC
     await checkpointComputerHome(ctx, {
       computerId: computer.id,
       reason: "update",
-      quiesce: ref ? () => quiesce(ctx, ref) : undefined,
+      quiesce: ref ? async () => void (await releaseDesktops(ctx, ref)) : undefined,
     });
     await updateOperation(ctx, job.operationId, { stage: "stopping" });
     await ctx.db
@@ -192,15 +193,5 @@ export async function runRecoverJob(ctx: ServiceContext, job: Job, _context: Job
     ctx.log.info("computer.recovered", { computerId: job.computerId });
   } catch (error) {
     await fail(ctx, job, error, RECOVERY_FAILED_WARNING);
-  }
-}
-
-async function quiesce(ctx: ServiceContext, ref: string): Promise<void> {
-  const desktop = ctx.provider.sandbox(ref).desktop;
-  if (!desktop) return;
-  for (const slot of await desktop.list().catch(() => [])) {
-    await desktop
-      .release(slot.botId)
-      .catch((error: unknown) => ctx.log.warn("computer.quiesce_failed", { error }));
   }
 }
