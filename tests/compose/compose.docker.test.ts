@@ -518,6 +518,9 @@ describe.skipIf(gate.skip)(gate.title, () => {
     it("uploads a file and previews it", async () => {
       await page.getByRole("tab", { name: "Files", exact: true }).click();
       await page.getByTestId("files").waitFor();
+      // Uploads land in the folder on screen; the top level takes none, shared/ does (CMP-1).
+      await page.getByRole("button", { name: "Open shared/", exact: true }).click();
+      await expect.poll(() => page.getByTestId("files-path").textContent()).toBe("/shared");
       await page.locator('input[type="file"]').setInputFiles({
         name: "compose-upload.txt",
         mimeType: "text/plain",
