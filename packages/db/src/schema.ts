@@ -329,3 +329,29 @@ export const externalComputers = pgTable(
   },
   (t) => [uniqueIndex("external_computers_computer_uq").on(t.computerId)],
 );
+
+/**
+ * An agent run's transcript (what the person watches in the computer view): model text, each
+ * tool call with its redacted arguments and result, status changes and errors, numbered per
+ * run (`seq`, 1, 2, …). Written by the worker hosting the run, announced like activity, kept
+ * with the run. `thumbnail` is a small PNG of an observation's frame (bounded, see
+ * packages/computer-tools/src/thumbnail.ts), never the full screenshot.
+ */
+export const runEvents = pgTable(
+  "run_events",
+  {
+    id: text("id").primaryKey(),
+    runId: text("run_id")
+      .notNull()
+      .references(() => runs.id, { onDelete: "cascade" }),
+    computerId: text("computer_id")
+      .notNull()
+      .references(() => computers.id, { onDelete: "cascade" }),
+    seq: integer("seq").notNull(),
+    type: text("type").notNull(),
+    payload: jsonb("payload").$type<Record<string, unknown>>().notNull(),
+    thumbnail: bytea("thumbnail"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("run_events_run_seq_uq").on(t.runId, t.seq)],
+);
