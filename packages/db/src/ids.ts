@@ -12,6 +12,7 @@ export const ID_PREFIXES = {
   event: "evt",
   worker: "wrk",
   attachment: "att",
+  invite: "inv",
   runEvent: "rev",
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;

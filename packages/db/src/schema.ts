@@ -6,6 +6,8 @@
 import { sql } from "drizzle-orm";
 import {
   bigint,
+  boolean,
+  check,
   customType,
   index,
   integer,
@@ -62,6 +64,51 @@ export const spaceMembers = pgTable(
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.spaceId, t.userId] }), index("space_members_user_idx").on(t.userId)],
+);
+
+/**
+ * One-time invitations into a space: only a SHA-256 of the code is stored (the code is shown
+ * once); spent by its first redemption (`redeemed_at`), refused after `expires_at`.
+ */
+export const spaceInvites = pgTable(
+  "space_invites",
+  {
+    id: text("id").primaryKey(),
+    spaceId: text("space_id")
+      .notNull()
+      .references(() => spaces.id, { onDelete: "cascade" }),
+    /** The role the redeemer gets: `member` or `viewer`. */
+    role: text("role").$type<SpaceRole>().notNull(),
+    secretHash: text("secret_hash").notNull(),
+    createdBy: text("created_by")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    createdAt: createdAt(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    redeemedAt: timestamp("redeemed_at", { withTimezone: true }),
+    redeemedBy: text("redeemed_by").references(() => users.id, { onDelete: "set null" }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex("space_invites_secret_hash_uq").on(t.secretHash),
+    index("space_invites_space_idx").on(t.spaceId),
+  ],
+);
+
+/**
+ * The server owner once the operator transferred it (`./rakazo owner transfer`): one row at
+ * most. Without a row the server owner is the installation's first user.
+ */
+export const serverOwner = pgTable(
+  "server_owner",
+  {
+    singleton: boolean("singleton").primaryKey().default(true),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "restrict" }),
+    changedAt: timestamp("changed_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [check("server_owner_singleton", sql`${t.singleton}`)],
 );
 
 /** Bearer tokens: only a SHA-256 of the secret is stored; the secret is shown once. */

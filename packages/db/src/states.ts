@@ -4,7 +4,8 @@
  * derives its enums from them through `@rakazo/db/states` without loading the database driver.
  */
 
-export const SPACE_ROLES = ["owner", "member"] as const;
+/** `owner`: everything; `member`: everything but the space's people; `viewer`: reads only (docs/decisions.md, "People"). */
+export const SPACE_ROLES = ["owner", "member", "viewer"] as const;
 export type SpaceRole = (typeof SPACE_ROLES)[number];
 
 export const API_TOKEN_KINDS = ["api", "web_session"] as const;
