@@ -13,6 +13,7 @@ export const ID_PREFIXES = {
   worker: "wrk",
   attachment: "att",
   invite: "inv",
+  approval: "apr",
   runEvent: "rev",
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -20,8 +20,10 @@ import {
 } from "drizzle-orm/pg-core";
 import type {
   ApiTokenKind,
+  ApprovalStatus,
   ComputerMode,
   ComputerState,
+  MutationPolicy,
   OperationKind,
   OperationStatus,
   RunStatus,
@@ -308,7 +310,7 @@ export const runs = pgTable(
     index("runs_computer_bot_idx").on(t.computerId, t.botId),
     index("runs_active_idx")
       .on(t.computerId, t.botId)
-      .where(sql`${t.status} in ('queued', 'running', 'waiting_takeover')`),
+      .where(sql`${t.status} in ('queued', 'running', 'waiting_takeover', 'waiting_approval')`),
   ],
 );
 
@@ -401,4 +403,51 @@ export const runEvents = pgTable(
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("run_events_run_seq_uq").on(t.runId, t.seq)],
+);
+
+/**
+ * A bot's mutation guard policy (BRW-8), one row per bot; without a row every mutation is
+ * allowed and the guard records nothing. Shape: `MutationPolicy` (./states.ts).
+ */
+export const botMutationPolicies = pgTable("bot_mutation_policies", {
+  botId: text("bot_id")
+    .primaryKey()
+    .references(() => bots.id, { onDelete: "cascade" }),
+  policy: jsonb("policy").$type<MutationPolicy>().notNull(),
+  updatedBy: text("updated_by"),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+/**
+ * A mutating tool call the guard asked a person about (BRW-8): its run waits in
+ * `waiting_approval` while the row is `pending`. The description is redacted before it is stored.
+ */
+export const mutationApprovals = pgTable(
+  "mutation_approvals",
+  {
+    id: text("id").primaryKey(),
+    runId: text("run_id")
+      .notNull()
+      .references(() => runs.id, { onDelete: "cascade" }),
+    computerId: text("computer_id")
+      .notNull()
+      .references(() => computers.id, { onDelete: "cascade" }),
+    botId: text("bot_id").notNull(),
+    tool: text("tool").notNull(),
+    description: text("description").notNull(),
+    /** The policy rule that asked: `domain example.test`, `tool browser_act`, `default`. */
+    rule: text("rule").notNull(),
+    status: text("status").$type<ApprovalStatus>().notNull(),
+    decidedBy: text("decided_by"),
+    decidedAt: timestamp("decided_at", { withTimezone: true }),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("mutation_approvals_computer_idx").on(t.computerId, t.createdAt),
+    // A run waits for one action at a time.
+    uniqueIndex("mutation_approvals_pending_uq")
+      .on(t.runId)
+      .where(sql`${t.status} = 'pending'`),
+  ],
 );

@@ -52,8 +52,41 @@ export const RUN_STATUSES = [
   "queued",
   "running",
   "waiting_takeover",
+  /** A mutating tool call waits for a person's approval (BRW-8, the mutation guard's `ask`). */
+  "waiting_approval",
   "completed",
   "failed",
   "canceled",
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** What the mutation guard does with a bot's mutating tool call (BRW-8). */
+export const MUTATION_MODES = ["allow", "ask", "deny"] as const;
+export type MutationMode = (typeof MUTATION_MODES)[number];
+
+/** The mutating tools the guard sees (every one goes through `beforeMutation`). */
+export const GUARDED_TOOLS = [
+  "computer_act",
+  "shell",
+  "write_file",
+  "attach_file",
+  "open_path",
+  "launch_app",
+  "browser_navigate",
+  "browser_act",
+] as const;
+export type GuardedTool = (typeof GUARDED_TOOLS)[number];
+
+/**
+ * A bot's mutation policy as stored: `mode` for every mutating tool, a per-tool `tools` rule
+ * over it, and for `browser_navigate` per-domain rules over both (a domain matches itself and
+ * its subdomains; the longest match wins).
+ */
+export interface MutationPolicy {
+  readonly mode: MutationMode;
+  readonly tools?: Readonly<Partial<Record<GuardedTool, MutationMode>>>;
+  readonly domains?: readonly { readonly domain: string; readonly mode: MutationMode }[];
+}
+
+export const APPROVAL_STATUSES = ["pending", "approved", "denied", "expired", "canceled"] as const;
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
