@@ -11,8 +11,9 @@ const LOADING_LIMIT_MS = 15_000;
  * localized reason when it is refused; otherwise frames it with `sandbox="allow-scripts"` only, so
  * the screen page runs in an opaque origin and cannot reach this page (its own response also
  * carries `CSP: sandbox allow-scripts`). Statuses come from the proxy's reporter by postMessage,
- * accepted only from this frame's window. `failed`, or nothing past `loading` within 15 s, shows
- * the error and Retry.
+ * accepted only from this frame's window. `failed`, or not `connected` within 15 s of framing
+ * (stuck at `loading`, or at `connecting` behind a gateway that never answers), shows the error
+ * and Retry.
  */
 export function Screen(props: {
   computerId: string;
@@ -77,11 +78,16 @@ export function Screen(props: {
     return () => window.removeEventListener("message", listener);
   }, [src]);
 
+  // 15 s from framing without `connected` is a failure, also where the page got as far as
+  // `connecting`: a gateway that takes the connection and never answers leaves noVNC there.
   useEffect(() => {
-    if (status !== "loading" || !src) return;
-    const timer = setTimeout(() => setStatus((s) => (s === "loading" ? "failed" : s)), LOADING_LIMIT_MS);
+    if (!src) return;
+    const timer = setTimeout(
+      () => setStatus((s) => (s === "loading" || s === "connecting" ? "failed" : s)),
+      LOADING_LIMIT_MS,
+    );
     return () => clearTimeout(timer);
-  }, [status, src]);
+  }, [src]);
 
   const broken = status === "failed" || status === "refused";
   return (
