@@ -1,69 +1,20 @@
 /**
- * Backpressure through the web proxy in both directions: when one side
- * stops reading, the proxy stops reading the other side instead of buffering without bound, and
- * everything arrives intact once reading resumes. Real `ws` sockets on loopback.
+ * Backpressure through the web proxy's byte relay in both directions: when one side stops
+ * reading, the proxy stops reading the other side instead of buffering without bound, and
+ * everything arrives intact once reading resumes. Real `ws` ends on loopback (a `ws` server as
+ * the gateway, a `ws` client as the browser) and the proxy's own dial and relay between them.
  */
-import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import WebSocket, { WebSocketServer } from "ws";
-import { forward, HIGH_WATER } from "./proxy.ts";
+import type WebSocket from "ws";
+import { relayChain as chain, closeRelayChains, until } from "./testing/relay-chain.ts";
 
 const MESSAGE = 1024 * 1024;
-const COUNT = 48; // 48 MiB: far more than the high-water mark plus kernel socket buffers
-const servers: WebSocketServer[] = [];
-const sockets: WebSocket[] = [];
+const COUNT = 48; // 48 MiB: far more than any socket buffer on either side
+/** What a relay socket may hold: its high-water mark plus one read. */
+const HELD = 64 * 1024 + 256 * 1024;
 
-afterEach(async () => {
-  for (const socket of sockets.splice(0)) socket.terminate();
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
-});
-
-async function listen(onConnection: (ws: WebSocket) => void): Promise<number> {
-  const server = new WebSocketServer({ host: "127.0.0.1", port: 0, perMessageDeflate: false });
-  servers.push(server);
-  server.on("connection", (ws) => {
-    sockets.push(ws);
-    onConnection(ws);
-  });
-  await new Promise((r) => server.once("listening", r));
-  return (server.address() as AddressInfo).port;
-}
-
-const open = (ws: WebSocket) =>
-  new Promise<void>((resolve, reject) => {
-    ws.once("open", () => resolve());
-    ws.once("error", reject);
-  });
-const until = async (check: () => boolean, ms = 10_000): Promise<void> => {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
-
-/** gateway ⇄ proxy (forward both ways) ⇄ browser; returns the four ends. */
-async function chain() {
-  let gateway: WebSocket | undefined;
-  const gatewayPort = await listen((ws) => {
-    gateway = ws;
-  });
-  let proxied: { browserSide: WebSocket; upstream: WebSocket } | undefined;
-  const proxyPort = await listen((browserSide) => {
-    const upstream = new WebSocket(`ws://127.0.0.1:${gatewayPort}`, { perMessageDeflate: false });
-    sockets.push(upstream);
-    upstream.once("open", () => {
-      forward(upstream, browserSide);
-      forward(browserSide, upstream);
-      proxied = { browserSide, upstream };
-    });
-  });
-  const browser = new WebSocket(`ws://127.0.0.1:${proxyPort}`, { perMessageDeflate: false });
-  sockets.push(browser);
-  await open(browser);
-  await until(() => proxied !== undefined && gateway !== undefined);
-  return { gateway: gateway as WebSocket, browser, ...(proxied as NonNullable<typeof proxied>) };
-}
+afterEach(closeRelayChains);
 
 /** Counts received bytes and checks each message's sequence byte. */
 function receiver(ws: WebSocket) {
@@ -77,6 +28,7 @@ function receiver(ws: WebSocket) {
 }
 
 const message = (i: number) => Buffer.alloc(MESSAGE, i % 256);
+const paused = (socket: Duplex) => socket.isPaused();
 
 describe("proxy backpressure", () => {
   it("a browser that stops reading pauses reading from the gateway", async () => {
@@ -84,10 +36,10 @@ describe("proxy backpressure", () => {
     browser.pause();
     const got = receiver(browser);
     for (let i = 0; i < COUNT; i += 1) gateway.send(message(i));
-    await until(() => upstream.isPaused);
+    await until(() => paused(upstream));
     await new Promise((r) => setTimeout(r, 500));
-    // The proxy holds at most the high-water mark plus the message that crossed it...
-    expect(browserSide.bufferedAmount).toBeLessThanOrEqual(HIGH_WATER + MESSAGE);
+    // The proxy holds at most its socket's high-water mark plus the read that crossed it...
+    expect(browserSide.writableLength).toBeLessThanOrEqual(HELD);
     // ...and the rest waits at the gateway, which is where it belongs.
     expect(gateway.bufferedAmount).toBeGreaterThan(8 * MESSAGE);
     browser.resume();
@@ -100,9 +52,9 @@ describe("proxy backpressure", () => {
     gateway.pause();
     const got = receiver(gateway);
     for (let i = 0; i < COUNT; i += 1) browser.send(message(i));
-    await until(() => browserSide.isPaused);
+    await until(() => paused(browserSide));
     await new Promise((r) => setTimeout(r, 500));
-    expect(upstream.bufferedAmount).toBeLessThanOrEqual(HIGH_WATER + MESSAGE);
+    expect(upstream.writableLength).toBeLessThanOrEqual(HELD);
     expect(browser.bufferedAmount).toBeGreaterThan(8 * MESSAGE);
     gateway.resume();
     await until(() => got.bytes === COUNT * MESSAGE);

@@ -1,7 +1,8 @@
 /**
  * The screen proxy's websocket half (SCR-5): browser ⇄ web service ⇄ computer gateway.
  * The upstream handshake completes before the browser's upgrade is accepted, so a refused
- * ticket is an HTTP error to the browser, not an open-then-closed socket. Every event carries a
+ * ticket is an HTTP error to the browser, not an open-then-closed socket. After both handshakes
+ * the two sockets are relayed as bytes (relay.ts): no frame is decoded or re-framed here. Every event carries a
  * random `screen.connection_id` and the policy; nothing secret is logged (no path, headers,
  * ticket or target).
  */
@@ -9,13 +10,12 @@ import { randomBytes } from "node:crypto";
 import type http from "node:http";
 import type { Duplex } from "node:stream";
 import type { Logger } from "@rakazo/log";
-import { CLOSE_REVOKED, TERMINAL_GATEWAY_PATH } from "@rakazo/protocol";
-import WebSocket, { WebSocketServer } from "ws";
+import { TERMINAL_GATEWAY_PATH } from "@rakazo/protocol";
 import type { ScreenAuthority } from "./authority.ts";
-import { gatewaySocket } from "./upstream.ts";
+import { relayBytes } from "./relay.ts";
+import { dialGateway } from "./upstream.ts";
+import { acceptValue, validWebSocketKey } from "./ws-scan.ts";
 
-export const HIGH_WATER = 4 * 1024 * 1024;
-const LOW_WATER = 1024 * 1024;
 /**
  * `/screens/<cap>/websockify` bridges to the gateway's RFB route and takes `view`/`control`
  * capabilities only; `/terminals/<cap>/pty` bridges to its PTY server (TRM-4) and takes
@@ -37,37 +37,56 @@ export function newConnectionId(): string {
 
 function refuse(socket: Duplex, status: number): void {
   const reason =
-    status === 404 ? "Not Found" : status === 403 ? "Forbidden" : status === 410 ? "Gone" : "Bad Gateway";
+    status === 400
+      ? "Bad Request"
+      : status === 404
+        ? "Not Found"
+        : status === 403
+          ? "Forbidden"
+          : status === 410
+            ? "Gone"
+            : "Bad Gateway";
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\ncache-control: no-store, no-transform\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`,
   );
 }
 
-/** Sendable close code for a code received (1005/1006/1015 cannot be sent). */
-function relayCode(code: number): number {
-  return code === 1000 ||
-    (code >= 1001 && code <= 1014 && code !== 1005 && code !== 1006) ||
-    (code >= 3000 && code < 5000)
-    ? code
-    : 1000;
+/** The browser's upgrade, checked as a websocket server would: the 101 to answer it, or none. */
+function browserAccept(request: http.IncomingMessage): string | undefined {
+  const key = request.headers["sec-websocket-key"];
+  if (
+    request.method !== "GET" ||
+    (request.headers.upgrade ?? "").toLowerCase() !== "websocket" ||
+    request.headers["sec-websocket-version"] !== "13" ||
+    !validWebSocketKey(key)
+  )
+    return undefined;
+  // Like `ws` without `handleProtocols`: the first subprotocol offered, if it is a token.
+  const offered = (request.headers["sec-websocket-protocol"] ?? "").split(",")[0]?.trim() ?? "";
+  const protocol = PROTOCOL_TOKEN.test(offered) ? `Sec-WebSocket-Protocol: ${offered}\r\n` : "";
+  return (
+    "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+    `Sec-WebSocket-Accept: ${acceptValue(key)}\r\n${protocol}\r\n`
+  );
 }
+const PROTOCOL_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
 
 export function attachScreenProxy(server: http.Server, authority: ScreenAuthority, log: Logger): () => void {
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 16 * 1024 * 1024 });
-  const live = new Set<WebSocket>();
+  const live = new Set<() => void>();
 
   const onUpgrade = async (request: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
     socket.on("error", () => undefined);
     const id = newConnectionId();
     const route = routeFor(CAPABILITY_PATH.exec((request.url ?? "").split("?")[0] ?? ""));
-    if (!route) {
+    const accept = route ? browserAccept(request) : undefined;
+    if (!route || !accept) {
       log.warn("screen.proxy.target_rejected", {
         "screen.connection_id": id,
         "screen.policy": null,
-        "screen.reason": "invalid_path",
+        "screen.reason": route ? "invalid_handshake" : "invalid_path",
         "screen.transport": "websocket",
       });
-      refuse(socket, 404);
+      refuse(socket, route ? 400 : 404);
       return;
     }
     const authorization = await authority.authorize(route.capability);
@@ -95,136 +114,70 @@ export function attachScreenProxy(server: http.Server, authority: ScreenAuthorit
     }
     const started = performance.now();
     const base = { "screen.connection_id": id, "screen.policy": policy };
-    const upstream = gatewaySocket(
+    const dial = dialGateway(
       authorization.target,
       authorization.ticket,
       route.terminal ? TERMINAL_GATEWAY_PATH : "/v1/rfb",
     );
-    upstream.binaryType = "nodebuffer";
-    let upstreamOpen = false;
-    upstream.once("unexpected-response", (_req, response) => {
-      response.resume();
+    // The browser gave up before the gateway answered.
+    const gaveUp = (): void => {
+      dial.abort();
+      log.info("screen.proxy.websocket_closed", {
+        ...base,
+        "screen.upstream_handshake": false,
+        "screen.duration_ms": Math.round(performance.now() - started),
+        "screen.closed_by": "client",
+      });
+    };
+    socket.once("close", gaveUp);
+    const dialed = await dial.result;
+    if (socket.destroyed) {
+      if (dialed.ok) dialed.socket.destroy();
+      return;
+    }
+    socket.off("close", gaveUp);
+    if (!dialed.ok) {
       log.warn("screen.proxy.websocket_handshake_failed", {
         ...base,
-        "screen.status": response.statusCode ?? 0,
+        "screen.status": dialed.status,
+        ...(dialed.error ? { "screen.error": dialed.error } : {}),
       });
       refuse(
         socket,
-        response.statusCode === 410
-          ? 410
-          : response.statusCode === 403 || response.statusCode === 401
-            ? 403
-            : 502,
+        dialed.status === 410 ? 410 : dialed.status === 403 || dialed.status === 401 ? 403 : 502,
       );
-      upstream.terminate();
-    });
-    upstream.once("error", (error) => {
-      if (upstreamOpen) return;
-      log.warn("screen.proxy.websocket_handshake_failed", {
-        ...base,
-        "screen.status": 0,
-        "screen.error": (error as NodeJS.ErrnoException).code ?? "error",
-      });
-      refuse(socket, 502);
-    });
-    upstream.once("open", () => {
-      upstreamOpen = true;
-      if (socket.destroyed) {
-        upstream.close(1001);
-        return;
-      }
-      wss.handleUpgrade(request, socket, head, (browser) => {
-        live.add(browser);
-        log.info("screen.proxy.websocket_upgraded", base);
-        relay(
-          browser,
-          upstream,
-          (closedBy, code) => {
-            live.delete(browser);
-            if (closedBy === "revoked")
-              log.info("screen.proxy.revoked", { ...base, "screen.close_code": code });
-            log.info("screen.proxy.websocket_closed", {
-              ...base,
-              "screen.upstream_handshake": true,
-              "screen.duration_ms": Math.round(performance.now() - started),
-              "screen.closed_by": closedBy,
-              "screen.close_code": code,
-            });
-          },
-          (side, error) => {
-            log.warn("screen.proxy.websocket_error", {
-              ...base,
-              "screen.side": side,
-              "screen.error": (error as NodeJS.ErrnoException).code ?? error.name,
-            });
-          },
-        );
-      });
-    });
-    // The browser gave up before the upstream answered.
-    socket.once("close", () => {
-      if (!upstreamOpen) {
-        upstream.terminate();
+      return;
+    }
+    const upstream = dialed.socket;
+    socket.write(accept);
+    if (head.length > 0) socket.unshift(head);
+    if (dialed.head.length > 0) upstream.unshift(dialed.head);
+    log.info("screen.proxy.websocket_upgraded", base);
+    const stop = relayBytes(socket, upstream, {
+      closed: (closedBy, code) => {
+        live.delete(stop);
+        if (closedBy === "revoked") log.info("screen.proxy.revoked", { ...base, "screen.close_code": code });
         log.info("screen.proxy.websocket_closed", {
           ...base,
-          "screen.upstream_handshake": false,
+          "screen.upstream_handshake": true,
           "screen.duration_ms": Math.round(performance.now() - started),
-          "screen.closed_by": "client",
+          "screen.closed_by": closedBy,
+          "screen.close_code": code,
         });
-      }
+      },
+      error: (side, error) => {
+        log.warn("screen.proxy.websocket_error", {
+          ...base,
+          "screen.side": side,
+          "screen.error": (error as NodeJS.ErrnoException).code ?? error.name,
+        });
+      },
     });
+    live.add(stop);
   };
 
   server.on("upgrade", (request, socket, head) => void onUpgrade(request, socket, head));
   return () => {
-    for (const browser of live) browser.terminate();
-    wss.close();
+    for (const stop of live) stop();
   };
-}
-
-type ClosedBy = "client" | "upstream" | "revoked";
-
-/**
- * Messages from `from` to `to`, with backpressure: reading `from` pauses while `to` holds more
- * than `HIGH_WATER` unsent bytes and resumes once a send has flushed below `LOW_WATER`. Both
- * directions use it, so neither a browser that stops reading nor a gateway that stops reading
- * (a viewer's flood) makes the web service buffer without bound.
- */
-export function forward(from: WebSocket, to: WebSocket): void {
-  const flushed = (): void => {
-    if (from.isPaused && to.bufferedAmount <= LOW_WATER) from.resume();
-  };
-  from.on("message", (data: Buffer) => {
-    if (to.readyState !== WebSocket.OPEN) return;
-    to.send(data, { binary: true }, flushed);
-    if (to.bufferedAmount > HIGH_WATER && !from.isPaused) from.pause();
-  });
-}
-
-function relay(
-  browser: WebSocket,
-  upstream: WebSocket,
-  onClosed: (closedBy: ClosedBy, code: number) => void,
-  onError: (side: "client" | "upstream", error: Error) => void,
-): void {
-  let done = false;
-  const finish = (closedBy: ClosedBy, code: number): void => {
-    if (done) return;
-    done = true;
-    onClosed(closedBy, code);
-  };
-  forward(upstream, browser);
-  forward(browser, upstream);
-  upstream.on("close", (code) => {
-    const closedBy = code === CLOSE_REVOKED ? "revoked" : "upstream";
-    finish(closedBy, code);
-    if (browser.readyState === WebSocket.OPEN)
-      browser.close(relayCode(code), closedBy === "revoked" ? "revoked" : "");
-  });
-  browser.on("close", (code) => {
-    finish("client", code);
-    if (upstream.readyState === WebSocket.OPEN) upstream.close(relayCode(code));
-  });
-  upstream.on("error", (error) => onError("upstream", error));
-  browser.on("error", (error) => onError("client", error));
 }

@@ -5,8 +5,9 @@
  */
 import http from "node:http";
 import https from "node:https";
+import type { Duplex } from "node:stream";
 import { type ScreenGatewayTarget as GatewayTarget, gatewayUrl, TICKET_HEADER } from "@rakazo/protocol";
-import WebSocket from "ws";
+import { acceptValue, newWebSocketKey } from "./ws-scan.ts";
 
 /** `GET /v1/screen` on the gateway: its HTTP status (200 when the ticket would be served). */
 export function gatewayStatus(target: GatewayTarget, ticket: string, timeoutMs = 5000): Promise<number> {
@@ -34,12 +35,60 @@ export function gatewayStatus(target: GatewayTarget, ticket: string, timeoutMs =
   });
 }
 
-/** A websocket to the gateway's RFB bridge (`/v1/rfb`) or PTY server (`/v1/pty`), not yet open. */
-export function gatewaySocket(target: GatewayTarget, ticket: string, route = "/v1/rfb"): WebSocket {
-  const headers = { ...(target.transport === "http" ? target.headers : {}), [TICKET_HEADER]: ticket };
-  const url =
-    target.transport === "unix"
-      ? `ws+unix://${target.socketPath}:${route}`
-      : gatewayUrl(target.url.replace(/^http/, "ws"), route).href;
-  return new WebSocket(url, { headers, perMessageDeflate: false, handshakeTimeout: 10_000 });
+export type GatewayDial =
+  | { readonly ok: true; readonly socket: Duplex; readonly head: Buffer }
+  | { readonly ok: false; readonly status: number; readonly error?: string };
+
+/**
+ * Opens a websocket to the gateway's RFB bridge (`/v1/rfb`) or PTY server (`/v1/pty`) and
+ * hands back the raw socket once the gateway answered 101 with the right accept value: the
+ * proxy relays its bytes as they are (proxy.ts). `status` is the gateway's refusal (0: none
+ * arrived). `abort` drops a dial still under way.
+ */
+export function dialGateway(
+  target: GatewayTarget,
+  ticket: string,
+  route = "/v1/rfb",
+  timeoutMs = 10_000,
+): { readonly result: Promise<GatewayDial>; abort(): void } {
+  const key = newWebSocketKey();
+  const headers = {
+    ...(target.transport === "http" ? target.headers : {}),
+    [TICKET_HEADER]: ticket,
+    connection: "Upgrade",
+    upgrade: "websocket",
+    "sec-websocket-version": "13",
+    "sec-websocket-key": key,
+  };
+  const options = { headers, timeout: timeoutMs, agent: false } as const;
+  let request: http.ClientRequest;
+  if (target.transport === "unix") {
+    request = http.request({ ...options, socketPath: target.socketPath, path: route });
+  } else {
+    const url = gatewayUrl(target.url, route);
+    request = (url.protocol === "https:" ? https : http).request(url, options);
+  }
+  const result = new Promise<GatewayDial>((resolve) => {
+    request.on("upgrade", (response, socket, head) => {
+      socket.setTimeout(0);
+      if (response.statusCode !== 101 || response.headers["sec-websocket-accept"] !== acceptValue(key)) {
+        socket.destroy();
+        resolve({ ok: false, status: 502, error: "bad_handshake" });
+        return;
+      }
+      resolve({ ok: true, socket, head });
+    });
+    request.on("response", (response) => {
+      response.resume();
+      resolve({ ok: false, status: response.statusCode ?? 502 });
+    });
+    request.on("timeout", () =>
+      request.destroy(Object.assign(new Error("gateway timed out"), { code: "ETIMEDOUT" })),
+    );
+    request.on("error", (error: NodeJS.ErrnoException) =>
+      resolve({ ok: false, status: 0, error: error.code ?? "error" }),
+    );
+  });
+  request.end();
+  return { result, abort: () => request.destroy() };
 }
