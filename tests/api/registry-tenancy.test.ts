@@ -87,6 +87,9 @@ describe("a foreign id is answered exactly like a missing one", () => {
       "run/get",
       "run/heartbeat",
       "agent/run",
+      "run/transcript",
+      "run/list",
+      "run/waiting",
       "token/revoke",
     ]) {
       expect(covered.has(name), name).toBe(true);
@@ -101,6 +104,8 @@ describe("a foreign id is answered exactly like a missing one", () => {
           "space/list",
           "token/create",
           "token/list",
+          // Names nothing: whether the deployment has a model (tests/agent/run-transcript.test.ts).
+          "agent/status",
           // Takes an operation id (`id`), refused outside the server owner's own spaces with
           // OPERATION_IN_OTHER_SPACE — a server-owner-only verb (tests/ops/interrupted.test.ts).
           "computer/releaseInterrupted",

@@ -16,7 +16,12 @@ import { createLogger } from "@rakazo/log";
 import { registerLogSecret, registerSecretsIn } from "@rakazo/log/testing";
 import { createRuntime, type RuntimeConfig } from "@rakazo/runtime";
 import { createFakeProvider, type SandboxProvider } from "@rakazo/sandbox";
-import { createUserWithSpace, type ServiceContext, startActivityFeed } from "@rakazo/services";
+import {
+  createUserWithSpace,
+  type ServiceContext,
+  startActivityFeed,
+  startRunEventFeed,
+} from "@rakazo/services";
 import { type RunningWorker, startWorker, type WorkerOptions } from "@rakazo/worker/worker";
 import type { Hono } from "hono";
 import { type HeadlessBrowserRuntime, startHeadlessBrowsers } from "./headless-browser.ts";
@@ -104,11 +109,13 @@ export async function createTestSystem(
   const api = await createRuntime({ ...shared, role: "api" });
   const { ctx } = api;
   const activityFeed = await startActivityFeed({ db: database.db, log });
+  const runEventFeed = await startRunEventFeed({ db: database.db, log });
   const app = createApiApp({
     ctx,
     log,
     bootstrapToken: options.bootstrapToken,
     activityFeed,
+    runEventFeed,
     externalToken: options.externalToken,
   });
   const workers: RunningWorker[] = [];
@@ -165,6 +172,7 @@ export async function createTestSystem(
     async close() {
       for (const worker of workers) await worker.stop({ timeoutMs: 5_000 });
       await activityFeed.close();
+      await runEventFeed.close();
       await headless?.close();
       await api.close({ graceful: false, timeoutMs: 2_000 });
       await database.drop();

@@ -2,11 +2,17 @@
  * `GET /activity/stream?computerId=…`: the computer's `computer.command` events, live, as
  * server-sent events (TOOL-4). History is `computer/activity`; a client reconnecting passes
  * the last id it saw there. Authorization is the same bearer token and membership check as RPCs.
+ *
+ * With a run event feed, the same stream also carries the transcripts of the computer's runs as
+ * `run.event` events (history is `run/transcript`). A slow reader holds at most
+ * `MAX_QUEUED_RUN_EVENTS` of them (thumbnails make them the large ones); older ones are dropped,
+ * and the reader sees the gap in `seq` and reads the transcript again.
  */
 import {
   type ActivityFeed,
   AppError,
   authenticateToken,
+  type RunEventFeed,
   requireComputer,
   type ServiceContext,
 } from "@rakazo/services";
@@ -14,8 +20,14 @@ import type { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 
 const KEEPALIVE_MS = 15_000;
+export const MAX_QUEUED_RUN_EVENTS = 64;
 
-export function mountActivityStream(app: Hono, ctx: ServiceContext, feed: ActivityFeed): void {
+export function mountActivityStream(
+  app: Hono,
+  ctx: ServiceContext,
+  feed: ActivityFeed,
+  runFeed?: RunEventFeed,
+): void {
   app.get("/activity/stream", async (c) => {
     const header = c.req.header("authorization") ?? "";
     const caller = await authenticateToken(ctx, /^Bearer\s+(\S+)$/i.exec(header)?.[1]);
@@ -23,12 +35,27 @@ export function mountActivityStream(app: Hono, ctx: ServiceContext, feed: Activi
     if (!/^cmp_[a-z0-9]{20}$/.test(computerId)) throw new AppError("INVALID_INPUT", "computerId is required");
     await requireComputer(ctx, caller, computerId);
     return streamSSE(c, async (stream) => {
-      const queue: string[] = [];
+      const queue: { event: string; data: string }[] = [];
       let wake: (() => void) | undefined;
-      const unsubscribe = feed.subscribe(computerId, (event) => {
-        queue.push(JSON.stringify(event));
+      const unsubscribeCommands = feed.subscribe(computerId, (event) => {
+        queue.push({ event: "computer.command", data: JSON.stringify(event) });
         wake?.();
       });
+      const unsubscribeRuns = runFeed?.subscribe(computerId, (event) => {
+        const queued = queue.filter((entry) => entry.event === "run.event").length;
+        if (queued >= MAX_QUEUED_RUN_EVENTS) {
+          queue.splice(
+            queue.findIndex((entry) => entry.event === "run.event"),
+            1,
+          );
+        }
+        queue.push({ event: "run.event", data: JSON.stringify(event) });
+        wake?.();
+      });
+      const unsubscribe = () => {
+        unsubscribeCommands();
+        unsubscribeRuns?.();
+      };
       stream.onAbort(() => {
         unsubscribe();
         wake?.();
@@ -37,7 +64,7 @@ export function mountActivityStream(app: Hono, ctx: ServiceContext, feed: Activi
       while (!stream.aborted) {
         const next = queue.shift();
         if (next !== undefined) {
-          await stream.writeSSE({ event: "computer.command", data: next });
+          await stream.writeSSE(next);
           continue;
         }
         await new Promise<void>((done) => {

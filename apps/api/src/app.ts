@@ -19,6 +19,7 @@ import {
   type Caller,
   EXTERNAL_CALLER,
   isAppError,
+  type RunEventFeed,
   type ServiceContext,
 } from "@rakazo/services";
 import { type Context, Hono } from "hono";
@@ -46,6 +47,8 @@ export interface ApiOptions {
   readonly rpcs?: readonly RpcDefinition[];
   /** Live activity (TOOL-4); without it `/activity/stream` is not served. */
   readonly activityFeed?: ActivityFeed;
+  /** Transcripts of agent runs, streamed beside activity (`run.event`). */
+  readonly runEventFeed?: RunEventFeed;
   /** Enables `POST /internal/screens/authorize` for the web service (SCR-5). */
   readonly screenServiceToken?: string | undefined;
   /**
@@ -185,7 +188,7 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
 
   app.notFound((c) => c.json({ error: { code: "NOT_FOUND", message: "no such route" } }, 404));
 
-  if (options.activityFeed) mountActivityStream(app, ctx, options.activityFeed);
+  if (options.activityFeed) mountActivityStream(app, ctx, options.activityFeed, options.runEventFeed);
 
   app.get("/health", async (c) => {
     await pingDatabase(ctx.db);

@@ -8,7 +8,7 @@ import { hostnamesOf } from "@rakazo/http-edge";
 import { createLogger } from "@rakazo/log";
 import { createRuntime, runtimeConfigFromEnv } from "@rakazo/runtime";
 import { parseScreenKeys } from "@rakazo/screens";
-import { startActivityFeed } from "@rakazo/services";
+import { startActivityFeed, startRunEventFeed } from "@rakazo/services";
 import { createApiApp } from "./app.ts";
 
 const env = parseApiEnv(process.env);
@@ -36,6 +36,7 @@ const runtime = await createRuntime({
 });
 const { ctx } = runtime;
 const activityFeed = await startActivityFeed({ db: ctx.db, log });
+const runEventFeed = await startRunEventFeed({ db: ctx.db, log });
 const app = createApiApp({
   ctx,
   log,
@@ -44,6 +45,7 @@ const app = createApiApp({
   // Loopback names always; a bind address other than a wildcard is a name callers use too.
   allowedHosts: [...env.RAKAZO_ALLOWED_HOSTS, ...hostnamesOf([`http://${bracketed(env.API_HOST)}`])],
   activityFeed,
+  runEventFeed,
   screenServiceToken: env.SCREEN_SERVICE_TOKEN,
   externalToken: env.EXTERNAL_COMPUTER_TOKEN,
   metricsToken: env.RAKAZO_METRICS_TOKEN,
@@ -63,6 +65,7 @@ async function shutdown(signal: string): Promise<void> {
   log.info("api.stopping", { signal });
   await new Promise<void>((done) => server.close(() => done()));
   await activityFeed.close();
+  await runEventFeed.close();
   await runtime.close({ graceful: true, timeoutMs: 10_000 });
   process.exit(0);
 }

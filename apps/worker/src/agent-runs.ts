@@ -5,7 +5,7 @@
  */
 
 import type { Api, Model } from "@mariozechner/pi-ai";
-import { createRunAgent, resolveAgentModel } from "@rakazo/computer-tools";
+import { createRunAgent, recordTranscript, resolveAgentModel } from "@rakazo/computer-tools";
 import { runs } from "@rakazo/db";
 import type { JobContext, JobPayload } from "@rakazo/jobs";
 import {
@@ -49,6 +49,7 @@ export function agentRunHandler(ctx: ServiceContext, options: AgentHostOptions) 
         abort.abort();
       });
     }, options.heartbeatMs ?? 20_000);
+    let transcript: ReturnType<typeof recordTranscript> | undefined;
     try {
       const model =
         options.resolvedModel ??
@@ -72,19 +73,25 @@ export function agentRunHandler(ctx: ServiceContext, options: AgentHostOptions) 
         model,
         getApiKey: (provider) => options.apiKeys[provider],
       });
+      // The transcript a person watches in the computer view (persisted, streamed live).
+      transcript = recordTranscript(ctx, agent, { runId: payload.runId, computerId: payload.computerId });
+      transcript.status("running", { task: payload.task });
       await agent.prompt(payload.task);
       await agent.waitForIdle();
       // TKO-3: request_takeover left the run waiting. The session stays in this process (its
       // lease kept alive above) and the same session continues once the person hands back.
       while (!abort.signal.aborted && (await runStatus(ctx, payload.runId)) === "waiting_takeover") {
+        transcript.status("waiting_takeover");
         const next = await untilHandedBack(ctx, payload.runId, abort.signal, options.takeoverPollMs ?? 1_000);
         if (next !== "running") return; // stopped by a person (stopBot): the run is already ended
+        transcript.status("resumed");
         ctx.log.info("agent.run_resumed", { runId: payload.runId });
         await agent.prompt(HANDED_BACK);
         await agent.waitForIdle();
       }
       if (abort.signal.aborted) return;
       const error = agent.state.errorMessage;
+      transcript.status(error ? "failed" : "completed", error ? { error } : {});
       await endRun(ctx, caller, {
         runId: payload.runId,
         fencingToken: payload.fencingToken,
@@ -104,6 +111,8 @@ export function agentRunHandler(ctx: ServiceContext, options: AgentHostOptions) 
       }
     } finally {
       clearInterval(heartbeat);
+      transcript?.stop();
+      await transcript?.flush();
     }
   };
 }

@@ -73,6 +73,7 @@ import {
 import { computerRevokeScreenUrl, computerScreenUrl } from "./rpc/screens.ts";
 import { setupBootstrap } from "./rpc/setup.ts";
 import { computerTerminalUrl } from "./rpc/terminal.ts";
+import { agentStatus, runList, runTranscript, runWaiting } from "./rpc/transcripts.ts";
 
 export { defineContract, type RpcContract, timestamp } from "./define.ts";
 export * from "./rpc/activity.ts";
@@ -88,6 +89,7 @@ export * from "./rpc/runs.ts";
 export * from "./rpc/screens.ts";
 export * from "./rpc/setup.ts";
 export * from "./rpc/terminal.ts";
+export * from "./rpc/transcripts.ts";
 
 export const RPC_CONTRACTS = [
   setupBootstrap,
@@ -131,6 +133,10 @@ export const RPC_CONTRACTS = [
   runFail,
   runCancel,
   agentRun,
+  agentStatus,
+  runTranscript,
+  runList,
+  runWaiting,
   computerScreenUrl,
   computerRevokeScreenUrl,
   computerTerminalUrl,

@@ -68,6 +68,7 @@ import {
 import { computerRevokeScreenUrl, computerScreenUrl } from "./screens.ts";
 import { setupBootstrap } from "./setup.ts";
 import { computerTerminalUrl } from "./terminal.ts";
+import { agentStatus, runList, runTranscript, runWaiting } from "./transcripts.ts";
 
 /**
  * Every served RPC by name: one handler per contract in @rakazo/api-contract. The type makes
@@ -116,6 +117,10 @@ const HANDLERS: { readonly [N in RpcName]: RpcDefinition<RpcContracts[N]> } = {
   "run/fail": runFail,
   "run/cancel": runCancel,
   "agent/run": agentRun,
+  "agent/status": agentStatus,
+  "run/transcript": runTranscript,
+  "run/list": runList,
+  "run/waiting": runWaiting,
   "computer/screenUrl": computerScreenUrl,
   "computer/revokeScreenUrl": computerRevokeScreenUrl,
   "computer/terminalUrl": computerTerminalUrl,

@@ -21,7 +21,7 @@ import { registerLogSecret } from "@rakazo/log/testing";
 import { createRuntime, type RuntimeConfig } from "@rakazo/runtime";
 import type { SandboxProvider } from "@rakazo/sandbox";
 import { generateScreenKeys, parseScreenKeys } from "@rakazo/screens";
-import { startActivityFeed } from "@rakazo/services";
+import { startActivityFeed, startRunEventFeed } from "@rakazo/services";
 import { type RunningWorker, startWorker } from "@rakazo/worker/worker";
 import { createAuthorityClient } from "../authority.ts";
 import { startWebServer, type WebServer } from "../server.ts";
@@ -69,11 +69,13 @@ export async function startAppSystem(options: {
   };
   const runtime = await createRuntime({ ...shared, role: "api" });
   const activityFeed = await startActivityFeed({ db: database.db, log });
+  const runEventFeed = await startRunEventFeed({ db: database.db, log });
   const app = createApiApp({
     ctx: runtime.ctx,
     log,
     screenServiceToken: serviceToken,
     activityFeed,
+    runEventFeed,
     bootstrapToken: options.bootstrapToken,
     setupCode: options.setupCode,
   });
@@ -112,6 +114,7 @@ export async function startAppSystem(options: {
       await web.close();
       await worker.stop({ timeoutMs: 5_000 });
       await activityFeed.close();
+      await runEventFeed.close();
       api.closeAllConnections();
       await new Promise<void>((resolve) => api.close(() => resolve()));
       await runtime.close({ graceful: false, timeoutMs: 2_000 });

@@ -6,3 +6,4 @@ export * from "./hooks.ts";
 export * from "./model-config.ts";
 export * from "./page.ts";
 export * from "./start.ts";
+export * from "./status.ts";
