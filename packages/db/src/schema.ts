@@ -179,6 +179,8 @@ export const computers = pgTable(
     /** CPUs in thousandths (1500 = 1.5 CPUs). */
     cpuMillis: integer("cpu_millis"),
     pidsLimit: integer("pids_limit"),
+    /** The home's disk in MiB (Docker home disks); null on computers made before: the provider's default. */
+    diskMib: integer("disk_mib"),
     /**
      * The network policy: `{ mode, allow? }`, set at create and changed only while
      * stopped. Null on computers made before policies existed: `none`, as they ran.
