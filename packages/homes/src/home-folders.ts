@@ -8,7 +8,14 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
-import { extractArchive, type FileOwner, isSandboxError, recoverInterruptedSwap } from "@rakazo/sandbox";
+import {
+  type ExtractOptions,
+  extractArchive,
+  type FileOwner,
+  isSandboxError,
+  recoverInterruptedSwap,
+} from "@rakazo/sandbox";
+import { type ChainState, fileIndexPath } from "./chain.ts";
 import { diskFullAsHomeError, HomeStoreError, isHomeStoreError } from "./errors.ts";
 import { isTransientBrowserFile } from "./exclude.ts";
 import { fileHomeLock, type HomeLock, KeyedMutex, type ReleaseLock } from "./lock.ts";
@@ -28,6 +35,8 @@ export interface HomeMetadata {
   /** SHA-256 of the last exported archive (archive sources). */
   readonly archiveDigest: string | null;
   readonly savedAt: string;
+  /** Object store: the chain the latest revision belongs to (./chain.ts); absent = next is a base. */
+  readonly chain?: ChainState;
 }
 
 /** A home key becomes one path segment and one object-key segment; anything else is refused. */
@@ -129,6 +138,7 @@ export class HomeFolders {
   async removeHome(homeKey: string): Promise<void> {
     await rm(this.homeDir(homeKey), { recursive: true, force: true });
     await rm(this.#metadataFile(homeKey), { force: true });
+    await rm(this.fileIndexPath(homeKey), { force: true });
   }
 
   /**
@@ -137,39 +147,52 @@ export class HomeFolders {
    * Transient browser files are dropped.
    */
   async extractInto(homeKey: string, archive: Readable): Promise<void> {
-    let entries = 0;
-    let bytes = 0;
-    const { maxEntries, maxTotalBytes } = this.limits;
     try {
       await extractArchive(
         archive,
         this.homeDir(homeKey),
-        // Limits are enforced below, with this package's code.
+        // Limits are enforced by the hook, with this package's code.
         { maxEntries: Number.MAX_SAFE_INTEGER, maxTotalBytes: Number.MAX_SAFE_INTEGER },
-        {
-          exclude: isTransientBrowserFile,
-          ...(this.owner ? { owner: this.owner } : {}),
-          onEntry: (entry) => {
-            entries += 1;
-            bytes += entry.size;
-            if (entries > maxEntries) {
-              throw new HomeStoreError(
-                "CHECKPOINT_TOO_LARGE",
-                `the workspace has more than ${maxEntries} entries`,
-              );
-            }
-            if (bytes > maxTotalBytes) {
-              throw new HomeStoreError(
-                "CHECKPOINT_TOO_LARGE",
-                `the workspace is larger than ${maxTotalBytes} bytes`,
-              );
-            }
-          },
-        },
+        this.extractOptions(),
       );
     } catch (error) {
       throw toHomeError(error);
     }
+  }
+
+  /**
+   * What every extraction of a stored workspace uses: transient browser files dropped, the
+   * restored owner, and this store's entry and byte limits, counted per archive (each object of
+   * a chain obeys them on its own).
+   */
+  extractOptions(): ExtractOptions {
+    let entries = 0;
+    let bytes = 0;
+    const { maxEntries, maxTotalBytes } = this.limits;
+    return {
+      exclude: isTransientBrowserFile,
+      ...(this.owner ? { owner: this.owner } : {}),
+      onEntry: (entry) => {
+        entries += 1;
+        bytes += entry.size;
+        if (entries > maxEntries) {
+          throw new HomeStoreError(
+            "CHECKPOINT_TOO_LARGE",
+            `the workspace has more than ${maxEntries} entries`,
+          );
+        }
+        if (bytes > maxTotalBytes) {
+          throw new HomeStoreError(
+            "CHECKPOINT_TOO_LARGE",
+            `the workspace is larger than ${maxTotalBytes} bytes`,
+          );
+        }
+      },
+    };
+  }
+
+  fileIndexPath(homeKey: string): string {
+    return fileIndexPath(this.revisionsDir, checkHomeKey(homeKey));
   }
 
   #metadataFile(homeKey: string): string {
@@ -178,7 +201,7 @@ export class HomeFolders {
 }
 
 /** Keeps our own codes (from a hook or a failing sealed source); archive refusals → INVALID_ARCHIVE. */
-function toHomeError(error: unknown): unknown {
+export function toHomeError(error: unknown): unknown {
   if (isHomeStoreError(error)) return error;
   if (isSandboxError(error)) {
     let cause: unknown = error.cause;

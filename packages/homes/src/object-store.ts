@@ -23,14 +23,17 @@ import {
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { type FileEntry, type FileOwner, packDirectory } from "@rakazo/sandbox";
+import { type ChainPolicy, DEFAULT_CHAIN_POLICY, removeFileIndex, writeFileIndex } from "./chain.ts";
+import { planCheckpoint } from "./chain-checkpoint.ts";
+import { type OpenedObject, openSealed, restoreChain } from "./chain-restore.ts";
 import { stageCheckpoint } from "./checkpoint-stage.ts";
-import { HomeStoreError } from "./errors.ts";
+import { HomeStoreError, isHomeStoreError } from "./errors.ts";
 import { isTransientBrowserFile } from "./exclude.ts";
 import { HomeFolders } from "./home-folders.ts";
 import { metadata } from "./local-store.ts";
 import type { HomeLock } from "./lock.ts";
 import { computeManifest } from "./manifest.ts";
-import { createSealStream, createUnsealStream } from "./seal.ts";
+import { createSealStream, type SealKind } from "./seal.ts";
 import {
   type AgentHomeStore,
   type CheckpointRequest,
@@ -68,15 +71,24 @@ export interface ObjectAgentHomeStoreOptions {
   readonly owner?: FileOwner;
   /** Multipart part size; memory use is about `partSize * 2`. */
   readonly partSize?: number;
+  /** When a checkpoint writes a new base instead of a delta (./chain.ts). */
+  readonly chain?: ChainPolicy;
 }
 
 /** Multipart upload defaults: part size and parts in flight (memory ≈ size × (queue + 1)). */
 export const DEFAULT_PART_SIZE = 8 * 1024 * 1024;
 export const DEFAULT_UPLOAD_QUEUE = 2;
 
-export function objectKey(homeKey: string, revision: number): string {
-  return `homes/${homeKey}/${revision}`;
+/**
+ * `homes/<home key>/<revision>` for a base, `homes/<home key>/<revision>.d<base>` for a delta:
+ * the listing alone tells the reconciler which objects the latest revision's chain needs. The
+ * key is only a hint for deletion; what a restore applies comes from the sealed indexes.
+ */
+export function objectKey(homeKey: string, revision: number, base = revision): string {
+  return base === revision ? `homes/${homeKey}/${revision}` : `homes/${homeKey}/${revision}.d${base}`;
 }
+
+const KEY_PATTERN = /^homes\/([^/]+)\/(\d+)(?:\.d(\d+))?$/;
 
 export function createS3Client(config: ObjectStorageConfig): S3Client {
   const options: S3ClientConfig = {
@@ -120,6 +132,7 @@ export class ObjectAgentHomeStore implements AgentHomeStore {
   readonly bucket: string;
   readonly #folders: HomeFolders;
   readonly #partSize: number;
+  readonly #chain: ChainPolicy;
 
   constructor(options: ObjectAgentHomeStoreOptions) {
     this.#folders = new HomeFolders({
@@ -131,6 +144,7 @@ export class ObjectAgentHomeStore implements AgentHomeStore {
     this.client = createS3Client(options.storage);
     this.bucket = options.storage.bucket;
     this.#partSize = options.partSize ?? DEFAULT_PART_SIZE;
+    this.#chain = options.chain ?? DEFAULT_CHAIN_POLICY;
   }
 
   homeDir(homeKey: string): string {
@@ -165,10 +179,21 @@ export class ObjectAgentHomeStore implements AgentHomeStore {
         };
       }
       const revision = previousRevision + 1;
-      const key = objectKey(homeKey, revision);
-      const sealed = packDirectory(dir, { exclude: isTransientBrowserFile }).pipe(
-        createSealStream({ dataKey, storageId: homeKey, revision }),
+      const plan = await planCheckpoint(this.#folders, request, meta, manifest, dir, this.#chain);
+      const key = objectKey(homeKey, revision, plan.base);
+      let tipHeader = "";
+      const sealed = plan.plaintext.pipe(
+        createSealStream({
+          dataKey,
+          storageId: homeKey,
+          revision,
+          kind: plan.kind,
+          onHeader: (header) => {
+            tipHeader = header.digest;
+          },
+        }),
       );
+      plan.plaintext.on("error", (error) => sealed.destroy(error));
       try {
         await new Upload({
           client: this.client,
@@ -182,6 +207,24 @@ export class ObjectAgentHomeStore implements AgentHomeStore {
           cause: error,
         });
       }
+      // A leftover of an earlier attempt at this revision under another key (a crash before its
+      // commit) goes before the commit, so exactly one object carries each committed revision.
+      let stored: StoredObject[];
+      try {
+        stored = await this.#listHome(homeKey);
+        for (const stale of stored.filter((o) => o.revision === revision && o.key !== key))
+          await this.#delete(stale.key);
+      } catch (error) {
+        await this.#delete(key).catch(() => {});
+        if (isHomeStoreError(error)) throw error;
+        throw new HomeStoreError(
+          "STORAGE_ERROR",
+          `cleanup before ${key} failed: ${(error as Error).message}`,
+          {
+            cause: error,
+          },
+        );
+      }
       if (!(await request.commit(revision))) {
         await this.#delete(key).catch(() => {});
         throw new HomeStoreError(
@@ -189,9 +232,18 @@ export class ObjectAgentHomeStore implements AgentHomeStore {
           `revision ${previousRevision} of ${homeKey} moved on`,
         );
       }
-      await this.#folders.writeMetadata(metadata(homeKey, revision, manifest.digest, archiveDigest));
-      // Latest-only; a failure here leaves an orphan the reconciler deletes.
-      if (previousRevision > 0) await this.#delete(objectKey(homeKey, previousRevision)).catch(() => {});
+      const index = this.#folders.fileIndexPath(homeKey);
+      if (request.source.kind === "local-dir") await writeFileIndex(index, revision, manifest.entries);
+      else await removeFileIndex(index);
+      await this.#folders.writeMetadata({
+        ...metadata(homeKey, revision, manifest.digest, archiveDigest),
+        chain: plan.chain(tipHeader),
+      });
+      // A new base retires the previous chain; a failure here leaves orphans the reconciler deletes.
+      if (plan.kind === "base") {
+        for (const old of stored.filter((o) => o.revision < revision))
+          await this.#delete(old.key).catch(() => {});
+      }
       return { status: "saved", revision, files: manifest.files, bytes: manifest.bytes };
     });
   }
@@ -214,7 +266,29 @@ export class ObjectAgentHomeStore implements AgentHomeStore {
       return dir;
     }
     const dataKey = requireKey(request.dataKey, homeKey);
-    const key = objectKey(homeKey, revision);
+    const stored = await this.#listHome(homeKey);
+    const chain = await restoreChain(this.#folders, homeKey, revision, (at, kind) =>
+      this.#open(stored, homeKey, at, dataKey, kind),
+    );
+    const manifest = await computeManifest(dir, isTransientBrowserFile);
+    await writeFileIndex(this.#folders.fileIndexPath(homeKey), revision, manifest.entries);
+    await this.#folders.writeMetadata({
+      ...metadata(homeKey, revision, manifest.digest, null),
+      chain: { ...chain, baseBytes: chain.baseBytes ?? manifest.bytes },
+    });
+    return dir;
+  }
+
+  /** Downloads the object of revision `at` and unseals it as it streams (./chain-restore.ts). */
+  async #open(
+    stored: readonly StoredObject[],
+    homeKey: string,
+    at: number,
+    dataKey: Uint8Array,
+    kind?: SealKind,
+  ): Promise<OpenedObject> {
+    const found = stored.filter((o) => o.revision === at);
+    const key = found.at(-1)?.key ?? objectKey(homeKey, at);
     let body: Readable;
     try {
       const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
@@ -225,16 +299,7 @@ export class ObjectAgentHomeStore implements AgentHomeStore {
         cause: error,
       });
     }
-    const plain = createUnsealStream({ dataKey, storageId: homeKey, revision });
-    // The extraction attaches its own handlers a moment later; an early failure (a wrong
-    // header) must wait in `plain.errored` for it instead of escaping as an uncaught error.
-    plain.on("error", () => {});
-    body.on("error", (error) => plain.destroy(error));
-    body.pipe(plain);
-    await this.#folders.extractInto(homeKey, plain);
-    const manifest = await computeManifest(dir, isTransientBrowserFile);
-    await this.#folders.writeMetadata(metadata(homeKey, revision, manifest.digest, null));
-    return dir;
+    return openSealed(body, { dataKey, storageId: homeKey, revision: at, ...(kind ? { kind } : {}) }, key);
   }
 
   async openArchive(request: MaterializeRequest): Promise<Readable> {
@@ -280,8 +345,24 @@ export class ObjectAgentHomeStore implements AgentHomeStore {
     return this.#list("homes/");
   }
 
-  async deleteObject(homeKey: string, revision: number): Promise<void> {
-    await this.#delete(objectKey(homeKey, revision));
+  async deleteObject(object: Pick<StoredObject, "key">): Promise<void> {
+    await this.#delete(object.key);
+  }
+
+  /** Every object of one home, oldest revision first. */
+  async #listHome(homeKey: string): Promise<StoredObject[]> {
+    const out: StoredObject[] = [];
+    try {
+      for await (const object of this.#list(`homes/${homeKey}/`)) out.push(object);
+    } catch (error) {
+      throw new HomeStoreError("STORAGE_ERROR", `listing of ${homeKey} failed: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    return out.sort(
+      (a, b) =>
+        a.revision - b.revision || (a.lastModified?.getTime() ?? 0) - (b.lastModified?.getTime() ?? 0),
+    );
   }
 
   async *#list(prefix: string): AsyncIterable<StoredObject> {
@@ -291,11 +372,12 @@ export class ObjectAgentHomeStore implements AgentHomeStore {
         new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
       );
       for (const item of page.Contents ?? []) {
-        const match = /^homes\/([^/]+)\/(\d+)$/.exec(item.Key ?? "");
+        const match = KEY_PATTERN.exec(item.Key ?? "");
         if (!match) continue;
         yield {
           homeKey: match[1] as string,
           revision: Number(match[2]),
+          base: match[3] === undefined ? Number(match[2]) : Number(match[3]),
           key: item.Key as string,
           lastModified: item.LastModified,
         };
@@ -310,8 +392,9 @@ export class ObjectAgentHomeStore implements AgentHomeStore {
 
   /** Streams the sealed object as stored (tests and diagnostics). */
   async download(homeKey: string, revision: number, sink: NodeJS.WritableStream): Promise<void> {
+    const key = (await this.#listHome(homeKey)).filter((o) => o.revision === revision).at(-1)?.key;
     const object = await this.client.send(
-      new GetObjectCommand({ Bucket: this.bucket, Key: objectKey(homeKey, revision) }),
+      new GetObjectCommand({ Bucket: this.bucket, Key: key ?? objectKey(homeKey, revision) }),
     );
     await pipeline(object.Body as Readable, sink);
   }

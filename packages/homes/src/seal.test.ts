@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { isHomeStoreError } from "./errors.ts";
-import { createSealStream, createUnsealStream, type SealIdentity } from "./seal.ts";
+import { createSealStream, createUnsealStream, headerDigest, type SealIdentity } from "./seal.ts";
 
 const dataKey = randomBytes(32);
 const SEG = 1024;
@@ -95,6 +95,47 @@ describe("sealed checkpoints", () => {
     const h = headerLength(ours);
     const mixed = Buffer.concat([ours.subarray(0, h + SEG + 16), twin.subarray(h + SEG + 16)]);
     await expectTampered(unseal(mixed));
+  });
+
+  it("tells a delta from a base, and a rewritten version byte does not fool it", async () => {
+    const id = { storageId: "home_a", revision: 3 };
+    const plain = randomBytes(2 * SEG);
+    const sealDelta = (onHeader?: (h: { kind: string; digest: string }) => void) =>
+      collect(
+        Readable.from([plain]).pipe(
+          createSealStream({
+            ...id,
+            dataKey,
+            segmentSize: SEG,
+            kind: "delta",
+            ...(onHeader ? { onHeader } : {}),
+          }),
+        ),
+      );
+    let sealedHeader = "";
+    const delta = await sealDelta((h) => {
+      sealedHeader = h.digest;
+    });
+    const seen: string[] = [];
+    const opened = await collect(
+      Readable.from([delta]).pipe(
+        createUnsealStream({ ...id, dataKey, kind: "delta", onHeader: (h) => seen.push(h.kind, h.digest) }),
+      ),
+    );
+    expect(opened).toEqual(plain);
+    expect(seen).toEqual(["delta", sealedHeader]);
+    expect(sealedHeader).toBe(headerDigest(delta.subarray(0, headerLength(delta))));
+    // Asked for a base, a delta is refused before any plaintext; and the other way round.
+    await expectTampered(
+      collect(Readable.from([delta]).pipe(createUnsealStream({ ...id, dataKey, kind: "base" }))),
+    );
+    await expectTampered(
+      collect(Readable.from([await seal(plain)]).pipe(createUnsealStream({ ...id, dataKey, kind: "delta" }))),
+    );
+    // The version byte is authenticated: a delta rewritten to read as a base fails its tags.
+    const rewritten = Buffer.from(delta);
+    rewritten[4] = 1;
+    await expectTampered(unseal(rewritten));
   });
 
   it("refuses the wrong data key", async () => {

@@ -15,12 +15,19 @@
  * the final one, and a segment or header from another revision or home derives another key: all
  * fail the tag. The opener also insists the header names the identity the caller expects.
  * A fresh random salt per object makes the per-object key fresh, so (key, nonce) never repeats.
+ *
+ * Version 1 objects are whole workspaces (a tar); version 2 objects are the deltas of an
+ * incremental chain (./chain.ts). The version byte is part of every segment's AAD, so a base
+ * cannot be passed off as a delta or the other way round.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from "node:crypto";
 import { Transform, type TransformCallback } from "node:stream";
 import { HomeStoreError } from "./errors.ts";
 
 export const SEAL_FORMAT_VERSION = 1;
+/** Version byte of a delta object (same layout, kind "delta"). */
+export const SEAL_DELTA_VERSION = 2;
+export type SealKind = "base" | "delta";
 export const DEFAULT_SEGMENT_SIZE = 64 * 1024;
 const MAGIC = Buffer.from("RKZH", "ascii");
 const TAG_BYTES = 16;
@@ -39,6 +46,18 @@ export interface SealOptions extends SealIdentity {
   /** The home's 32-byte data key. */
   readonly dataKey: Uint8Array;
   readonly segmentSize?: number;
+  /** What the object holds: a whole workspace (default) or a delta (./chain.ts). */
+  readonly kind?: SealKind;
+  /**
+   * Sees the object's header as soon as it is written (seal) or has named the expected identity
+   * (unseal), with its kind and SHA-256: a delta names its parent by that digest.
+   */
+  readonly onHeader?: (header: { readonly kind: SealKind; readonly digest: string }) => void;
+}
+
+/** SHA-256 (hex) of a sealed object's header: random salt and prefix make it unique per object. */
+export function headerDigest(header: Buffer): string {
+  return createHash("sha256").update(header).digest("hex");
 }
 
 interface Header {
@@ -50,7 +69,13 @@ interface Header {
   readonly storageId: string;
 }
 
-function encodeHeader(identity: SealIdentity, segmentSize: number, salt: Buffer, prefix: Buffer): Buffer {
+function encodeHeader(
+  identity: SealIdentity,
+  segmentSize: number,
+  salt: Buffer,
+  prefix: Buffer,
+  version: number,
+): Buffer {
   const id = Buffer.from(identity.storageId, "utf8");
   const body = Buffer.alloc(4 + SALT_BYTES + PREFIX_BYTES + 8 + id.length);
   let o = body.writeUInt32BE(segmentSize, 0);
@@ -60,7 +85,7 @@ function encodeHeader(identity: SealIdentity, segmentSize: number, salt: Buffer,
   id.copy(body, o);
   const head = Buffer.alloc(7);
   MAGIC.copy(head, 0);
-  head.writeUInt8(SEAL_FORMAT_VERSION, 4);
+  head.writeUInt8(version, 4);
   head.writeUInt16BE(body.length, 5);
   return Buffer.concat([head, body]);
 }
@@ -135,7 +160,10 @@ export function createSealStream(options: SealOptions): Transform {
   }
   const salt = randomBytes(SALT_BYTES);
   const noncePrefix = randomBytes(PREFIX_BYTES);
-  const bytes = encodeHeader(options, segmentSize, salt, noncePrefix);
+  const kind = options.kind ?? "base";
+  const version = kind === "delta" ? SEAL_DELTA_VERSION : SEAL_FORMAT_VERSION;
+  const bytes = encodeHeader(options, segmentSize, salt, noncePrefix, version);
+  options.onHeader?.({ kind, digest: headerDigest(bytes) });
   const header: Header = { bytes, segmentSize, salt, noncePrefix, ...options };
   const key = deriveKey(options.dataKey, salt, options);
   const queue = new ByteQueue();
@@ -200,7 +228,14 @@ export function createUnsealStream(options: SealOptions): Transform {
     if (queue.length < 7) return false;
     const head = queue.take(7);
     if (!head.subarray(0, 4).equals(MAGIC)) throw tampered("not a sealed Rakazo checkpoint");
-    if (head.readUInt8(4) !== SEAL_FORMAT_VERSION) throw tampered(`unknown format ${head.readUInt8(4)}`);
+    const version = head.readUInt8(4);
+    if (version !== SEAL_FORMAT_VERSION && version !== SEAL_DELTA_VERSION) {
+      throw tampered(`unknown format ${version}`);
+    }
+    const kind: SealKind = version === SEAL_DELTA_VERSION ? "delta" : "base";
+    if (options.kind !== undefined && options.kind !== kind) {
+      throw tampered(`expected a ${options.kind} object, found a ${kind}`);
+    }
     const bodyLength = head.readUInt16BE(5);
     if (queue.length < bodyLength) {
       // Put the prefix back; wait for the whole header.
@@ -228,6 +263,7 @@ export function createUnsealStream(options: SealOptions): Transform {
     if (segmentSize < 16 || segmentSize > MAX_SEGMENT_SIZE) throw tampered("invalid segment size");
     header = { bytes: Buffer.concat([head, body]), segmentSize, salt, noncePrefix, revision, storageId };
     key = deriveKey(options.dataKey, salt, options);
+    options.onHeader?.({ kind, digest: headerDigest(header.bytes) });
     return true;
   };
 

@@ -64,6 +64,8 @@ export interface MaterializeRequest extends HomeRef {
 export interface StoredObject {
   readonly homeKey: string;
   readonly revision: number;
+  /** The revision its chain starts at: itself for a base, earlier for a delta (./chain.ts). */
+  readonly base: number;
   readonly key: string;
   readonly lastModified: Date | undefined;
 }
@@ -90,7 +92,7 @@ export interface AgentHomeStore {
   destroy(homeKey: string): Promise<void>;
   /** Every stored object (object store only; the local store has none). */
   listObjects(): AsyncIterable<StoredObject>;
-  deleteObject(homeKey: string, revision: number): Promise<void>;
+  deleteObject(object: Pick<StoredObject, "key">): Promise<void>;
 }
 
 export interface HomeLimits {

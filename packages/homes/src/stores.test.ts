@@ -7,6 +7,7 @@ import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { createFakeProvider } from "@rakazo/sandbox";
 import { buildArchive } from "@rakazo/sandbox/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { ChainPolicy } from "./chain.ts";
 import { type HomeErrorCode, isHomeStoreError } from "./errors.ts";
 import { LocalAgentHomeStore } from "./local-store.ts";
 import { ObjectAgentHomeStore, objectKey } from "./object-store.ts";
@@ -33,8 +34,13 @@ beforeEach(async () => {
   };
 });
 
-function objectStore(limits?: HomeLimits): ObjectAgentHomeStore {
-  return new ObjectAgentHomeStore({ dataDir, storage: s3.storage, ...(limits ? { limits } : {}) });
+function objectStore(limits?: HomeLimits, chain?: ChainPolicy): ObjectAgentHomeStore {
+  return new ObjectAgentHomeStore({
+    dataDir,
+    storage: s3.storage,
+    ...(limits ? { limits } : {}),
+    ...(chain ? { chain } : {}),
+  });
 }
 
 /** The computer row's revision, as the store's commit callback sees it. */
@@ -101,7 +107,7 @@ describe("ObjectAgentHomeStore", () => {
     }
   });
 
-  it("skips an unchanged local home in under 100 ms and saves a changed one, latest-only", async () => {
+  it("skips an unchanged local home in under 100 ms and saves a changed one as a delta", async () => {
     const store = objectStore();
     await writeTree(store.homeDir("home_d"), sampleWorkspace());
     const r = row();
@@ -120,7 +126,7 @@ describe("ObjectAgentHomeStore", () => {
     expect(await checkpointDir(store, "home_d", r)).toMatchObject({ status: "saved", revision: 2 });
     const keys: string[] = [];
     for await (const o of store.listObjects()) if (o.homeKey === "home_d") keys.push(o.key);
-    expect(keys).toEqual([objectKey("home_d", 2)]);
+    expect(keys.sort()).toEqual([objectKey("home_d", 1), objectKey("home_d", 2, 1)]);
   });
 
   it("downloads a removed cache folder again instead of recreating it empty", async () => {
@@ -159,6 +165,7 @@ describe("ObjectAgentHomeStore", () => {
     expect([...owners]).toEqual(["1000:1000"]);
   });
 
+  // Whole objects (the chain's bases; deltas: ./chain-tamper.test.ts).
   describe("tampered objects fail restore with a code and change nothing", () => {
     const SEG = 64 * 1024 + 16;
     let store: ObjectAgentHomeStore;
@@ -177,7 +184,7 @@ describe("ObjectAgentHomeStore", () => {
     }
 
     beforeEach(async () => {
-      store = objectStore();
+      store = objectStore(undefined, { maxDeltas: 0, maxDeltaRatio: 0 });
       const r = row();
       await writeTree(store.homeDir("home_t"), { "big.bin": randomBytes(300 * 1024), "a.txt": "one" });
       await checkpointDir(store, "home_t", r);

@@ -44,6 +44,12 @@ export interface ExtractOptions {
    * (e.g. the uid a container runs as when the folder is its bind-mounted home). Needs root.
    */
   readonly owner?: FileOwner;
+  /**
+   * Writes over what the folder already holds (an incremental checkpoint's delta applied to a
+   * restored base, `extractIntoStaging` only): an entry replaces the file or folder at its path.
+   * A path may still appear only once per archive.
+   */
+  readonly overlay?: boolean;
 }
 
 export interface FileOwner {
@@ -157,21 +163,31 @@ export async function extractArchive(
   limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS,
   options: ExtractOptions = {},
 ): Promise<void> {
-  const staging = `${targetDir}.staging-${process.pid}-${Date.now()}`;
+  const staging = stagingPath(targetDir);
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true, mode: 0o755 });
   try {
-    await extractInto(archive, staging, limits, options);
-    if (options.owner) await chownTree(staging, options.owner);
-    const previous = `${targetDir}.previous-${process.pid}-${Date.now()}`;
-    const hadTarget = await exists(targetDir);
-    if (hadTarget) await rename(targetDir, previous);
-    await rename(staging, targetDir);
-    if (hadTarget) await rm(previous, { recursive: true, force: true });
+    await extractIntoStaging(archive, staging, limits, options);
+    await swapStaging(staging, targetDir, options.owner);
   } catch (error) {
     await rm(staging, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** A fresh staging folder name beside `targetDir` (`recoverInterruptedSwap` removes leftovers). */
+export function stagingPath(targetDir: string, suffix = ""): string {
+  return `${targetDir}.staging-${process.pid}-${Date.now()}${suffix}`;
+}
+
+/** Gives a fully extracted `staging` tree its owner and swaps it in as `targetDir`. */
+export async function swapStaging(staging: string, targetDir: string, owner?: FileOwner): Promise<void> {
+  if (owner) await chownTree(staging, owner);
+  const previous = `${targetDir}.previous-${process.pid}-${Date.now()}`;
+  const hadTarget = await exists(targetDir);
+  if (hadTarget) await rename(targetDir, previous);
+  await rename(staging, targetDir);
+  if (hadTarget) await rm(previous, { recursive: true, force: true });
 }
 
 /**
@@ -199,7 +215,11 @@ export async function recoverInterruptedSwap(targetDir: string): Promise<void> {
   }
 }
 
-async function extractInto(
+/**
+ * Validates `archive` entry by entry (PER-6) into `staging`, a folder the caller created and
+ * owns (it holds only what earlier extractions wrote: folders and regular files, no links).
+ */
+export async function extractIntoStaging(
   archive: Readable,
   staging: string,
   limits: ArchiveLimits,
@@ -211,6 +231,7 @@ async function extractInto(
   extract.on("error", () => {});
   let entries = 0;
   let totalBytes = 0;
+  const written = new Set<string>();
   // Errors of the caller's hook pass through unchanged; everything else becomes INVALID_ARCHIVE
   // with the original error as its cause (e.g. a decrypting source that failed to verify).
   const hookErrors = new WeakSet<object>();
@@ -237,6 +258,7 @@ async function extractInto(
       }
       if (header.type === "directory") {
         if (rel !== "" && !options.exclude?.(rel, "directory")) {
+          if (options.overlay) await replaceable(join(staging, rel), "directory");
           await mkdir(join(staging, rel), { recursive: true, mode: 0o755 });
         }
         entry.resume();
@@ -250,6 +272,11 @@ async function extractInto(
         }
         const target = join(staging, rel);
         await mkdir(dirname(target), { recursive: true, mode: 0o755 });
+        if (options.overlay) {
+          if (written.has(rel)) throw invalid(`entry ${JSON.stringify(rel)} appears twice`);
+          written.add(rel);
+          await replaceable(target, "file");
+        }
         // `wx`: a later entry may not overwrite (or write through) an earlier one.
         await pipeline(
           entry,
@@ -267,6 +294,13 @@ async function extractInto(
     if (error !== null && typeof error === "object" && hookErrors.has(error)) throw error;
     throw invalid(`unreadable archive: ${(error as Error).message}`, error);
   }
+}
+
+/** Overlay: clears `path` for an entry of `type` (a file is replaced; a folder stays a folder). */
+async function replaceable(path: string, type: "file" | "directory"): Promise<void> {
+  const info = await lstat(path).catch(() => undefined);
+  if (!info || (type === "directory" && info.isDirectory())) return;
+  await rm(path, { recursive: true, force: true });
 }
 
 /** lchown of a freshly extracted tree (directories and regular files only; links never followed). */
