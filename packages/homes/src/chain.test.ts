@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, mkdtemp, rm, unlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, open, rm, unlink, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -98,6 +98,26 @@ describe("incremental checkpoints (object store)", () => {
     await freshHost("home_c");
     const again = await store.materialize({ homeKey: "home_c", revision: 4, dataKey });
     expect(await storedTree(again)).toEqual(atFour);
+  });
+
+  it("a file rewritten in place with its old size and mtime is still carried (ctime)", async () => {
+    const store = chainStore(s3, dataDir);
+    const home = store.homeDir("home_i");
+    await writeTree(home, { "a.bin": randomBytes(64 * 1024), "b.txt": "same-size-1" });
+    // Whole seconds, so setting the mtime back restores it to the nanosecond.
+    await utimes(join(home, "b.txt"), 1_000_000, 1_000_000);
+    const r = chainRow();
+    await checkpointHome(store, "home_i", dataKey, r);
+    const handle = await open(join(home, "b.txt"), "r+");
+    await handle.write("same-size-2", 0);
+    await handle.close();
+    await utimes(join(home, "b.txt"), 1_000_000, 1_000_000);
+    expect((await checkpointHome(store, "home_i", dataKey, r)).status).toBe("saved");
+    const expected = await storedTree(home);
+    await freshHost("home_i");
+    expect(await storedTree(await store.materialize({ homeKey: "home_i", revision: 2, dataKey }))).toEqual(
+      expected,
+    );
   });
 
   it("compacts after maxDeltas deltas and retires the previous chain at the new base", async () => {

@@ -13,7 +13,6 @@
  */
 import { open, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Readable } from "node:stream";
 import { type ArchiveExclude, archiveEntryPath, isSandboxError } from "@rakazo/sandbox";
 import { HomeStoreError } from "./errors.ts";
 import { isTransientBrowserFile } from "./exclude.ts";
@@ -68,7 +67,7 @@ function invalidDelta(message: string): HomeStoreError {
 const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
 
 /** A delta index as read from (verified, but possibly hostile) plaintext: checked field by field. */
-export function parseDeltaIndex(json: string, revision: number): DeltaIndex {
+function parseDeltaIndex(json: string, revision: number): DeltaIndex {
   let raw: Record<string, unknown>;
   try {
     raw = JSON.parse(json) as Record<string, unknown>;
@@ -122,7 +121,7 @@ export async function readDeltaFile(
 }
 
 /** What changed between the last checkpoint's walk and this one. */
-export interface HomeChanges {
+interface HomeChanges {
   /** Regular files to carry whole. */
   readonly files: ReadonlySet<string>;
   /** Folders the delta's tar holds: new ones and the parents of every carried entry. */
@@ -210,6 +209,3 @@ export async function readFileIndex(
 export async function removeFileIndex(file: string): Promise<void> {
   await rm(file, { force: true });
 }
-
-/** A delta's tar: the plaintext file from `tarOffset` on. */
-export type DeltaSource = () => Readable;

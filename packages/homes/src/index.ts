@@ -1,3 +1,4 @@
+export { type ChainPolicy, DEFAULT_CHAIN_POLICY } from "./chain.ts";
 export * from "./errors.ts";
 export { isTransientBrowserFile } from "./exclude.ts";
 export { checkHomeKey } from "./home-folders.ts";

@@ -1,6 +1,7 @@
 /**
- * A cheap fingerprint of a home directory: paths, types, sizes, modes and mtimes (no content
- * reads), hashed. Equal fingerprints mean "nothing changed since the last checkpoint", so the
+ * A cheap fingerprint of a home directory: paths, types, sizes, modes, mtimes, ctimes and inodes
+ * (no content reads), hashed; ctime catches a rewrite whose mtime was set back. Equal
+ * fingerprints mean "nothing changed since the last checkpoint", so the
  * checkpoint is skipped. It costs one lstat per entry. The same walk lists every entry with its
  * stat (`entries`): what an incremental checkpoint compares with the last one (./chain.ts).
  */
@@ -56,7 +57,7 @@ export async function computeManifest(dir: string, exclude?: ArchiveExclude): Pr
         if (exclude?.(path, "file")) continue;
         files += 1;
         bytes += Number(info.size);
-        hash.update(`f ${path} ${info.size} ${info.mode} ${info.mtimeNs} ${info.ino}\n`);
+        hash.update(`f ${path} ${info.size} ${info.mode} ${info.mtimeNs} ${info.ctimeNs} ${info.ino}\n`);
         entries.set(path, {
           type: "f",
           size: Number(info.size),

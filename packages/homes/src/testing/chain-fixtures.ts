@@ -44,6 +44,7 @@ export async function checkpointHome(
   homeKey: string,
   dataKey: Uint8Array,
   row: ReturnType<typeof chainRow>,
+  force = false,
 ) {
   return store.checkpoint({
     homeKey,
@@ -51,6 +52,7 @@ export async function checkpointHome(
     previousRevision: row.state.revision,
     source: { kind: "local-dir" },
     commit: row.commit,
+    force,
   });
 }
 
