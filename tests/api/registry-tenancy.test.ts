@@ -3,6 +3,8 @@
 // like a missing one — same status, code and message — so responses are no existence oracle
 // (security.md "Tokens and tenancy"). A new RPC is covered by adding its example.
 import { RPC_CONTRACTS } from "@rakazo/api-contract";
+import { mutationApprovals, newId, runs } from "@rakazo/db";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ExampleIds, exampleFor, MISSING_IDS, NON_TENANT_IDS } from "../support/rpc-examples.ts";
 import { createTestSystem, runningComputer, type TestSystem } from "../support/system.ts";
@@ -37,6 +39,7 @@ beforeAll(async () => {
     botId: alice.botId,
     runId: MISSING_IDS.runId,
     tokenId: await tokenIdOf(alice.token),
+    approvalId: MISSING_IDS.approvalId,
   };
   foreign = {
     spaceId: bob.spaceId,
@@ -44,9 +47,28 @@ beforeAll(async () => {
     botId: bob.botId,
     runId: bobRun.run.id,
     tokenId: await tokenIdOf(bob.token),
+    approvalId: await pendingApproval(bobRun.run.id, bobComputer, bob.botId),
   };
 }, 60_000);
 afterAll(() => system.close());
+
+/** An action of B's run waiting for B's approval (BRW-8), as the worker's guard leaves it. */
+async function pendingApproval(runId: string, computerId: string, botId: string): Promise<string> {
+  const id = newId("approval");
+  await system.ctx.db.update(runs).set({ status: "waiting_approval" }).where(eq(runs.id, runId));
+  await system.ctx.db.insert(mutationApprovals).values({
+    id,
+    runId,
+    computerId,
+    botId,
+    tool: "shell",
+    description: "$ rm -rf notes",
+    rule: "default",
+    status: "pending",
+    expiresAt: new Date(Date.now() + 3_600_000),
+  });
+  return id;
+}
 
 const idKeys = new Set<string>([
   "spaceId",
@@ -54,6 +76,7 @@ const idKeys = new Set<string>([
   "botId",
   "runId",
   "tokenId",
+  "approvalId",
 ] satisfies (keyof ExampleIds)[]);
 
 /** Refusals other than NOT_FOUND (still identical for foreign and missing ids), and why. */
@@ -91,6 +114,10 @@ describe("a foreign id is answered exactly like a missing one", () => {
       "run/list",
       "run/waiting",
       "token/revoke",
+      "bot/policy/get",
+      "bot/policy/set",
+      "approval/list",
+      "approval/decide",
     ]) {
       expect(covered.has(name), name).toBe(true);
     }
@@ -136,7 +163,11 @@ describe("a foreign id is answered exactly like a missing one", () => {
     const asBob = system.client(bobToken);
     expect((await asBob.call("token/list", {})).map((t) => t.id)).toContain(foreign.tokenId);
     expect((await asBob.call("computer/get", { computerId: foreign.computerId })).state).toBe("running");
-    expect((await asBob.call("run/get", { runId: foreign.runId })).status).toBe("running");
+    // Still waiting for B's own decision; B's bot has no policy A set (BRW-8).
+    expect((await asBob.call("run/get", { runId: foreign.runId })).status).toBe("waiting_approval");
+    const waiting = await asBob.call("approval/list", { computerId: foreign.computerId });
+    expect(waiting.map((a) => [a.id, a.status])).toEqual([[foreign.approvalId, "pending"]]);
+    expect((await asBob.call("bot/policy/get", { botId: foreign.botId })).stored).toBe(false);
     // B's space holds its Team Computer (CMP-1) and the running one: both still there.
     const listed = await asBob.call("computer/list", { spaceId: foreign.spaceId });
     expect(listed.map((c) => c.id)).toContain(foreign.computerId);

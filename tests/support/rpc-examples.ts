@@ -12,6 +12,7 @@ export interface ExampleIds {
   readonly botId: string;
   readonly runId: string;
   readonly tokenId: string;
+  readonly approvalId: string;
 }
 
 /** Example keys ending in `Id` that name no tenant-owned row (so are not swapped), and why. */
@@ -26,6 +27,7 @@ export const MISSING_IDS: ExampleIds = {
   botId: `bot_${"z".repeat(20)}`,
   runId: `run_${"z".repeat(20)}`,
   tokenId: `tok_${"z".repeat(20)}`,
+  approvalId: `apr_${"z".repeat(20)}`,
 };
 
 type Examples = { readonly [N in RpcName]: (ids: ExampleIds) => RpcInput<N> };
@@ -36,6 +38,11 @@ export const RPC_EXAMPLES: Examples = {
   "space/list": () => ({}),
   "bot/create": ({ spaceId }) => ({ spaceId, name: "Ada" }),
   "bot/list": ({ spaceId }) => ({ spaceId }),
+  "bot/policy/get": ({ botId }) => ({ botId }),
+  "bot/policy/set": ({ botId }) => ({
+    botId,
+    policy: { mode: "ask", domains: [{ domain: "example.test", mode: "allow" }] },
+  }),
   "token/create": () => ({ name: "ci" }),
   "token/list": () => ({}),
   "token/revoke": ({ tokenId }) => ({ tokenId }),
@@ -83,6 +90,8 @@ export const RPC_EXAMPLES: Examples = {
   "run/fail": ({ runId }) => ({ runId, fencingToken: 1, error: "gave up" }),
   "run/cancel": ({ runId }) => ({ runId, fencingToken: 1 }),
   "agent/run": ({ computerId, botId }) => ({ computerId, botId, task: "open the browser" }),
+  "approval/list": ({ computerId }) => ({ computerId }),
+  "approval/decide": ({ approvalId }) => ({ approvalId, decision: "approve" }),
   "agent/status": () => ({}),
   "run/transcript": ({ runId }) => ({ runId }),
   "run/list": ({ computerId, botId }) => ({ computerId, botId }),

@@ -9,6 +9,7 @@ import { createRunAgent, recordTranscript, resolveAgentModel } from "@rakazo/com
 import { runs } from "@rakazo/db";
 import type { JobContext, JobPayload } from "@rakazo/jobs";
 import {
+  createMutationGuard,
   endRun,
   isAppError,
   markRunHosted,
@@ -31,8 +32,10 @@ export interface AgentHostOptions {
   readonly heartbeatMs?: number;
   /** The lease each heartbeat grants (default 120 s); its lapse is how a dead host is noticed (OPS-4). */
   readonly leaseTtlMs?: number;
-  /** How often a run waiting for a person checks whether they handed back (default 1 s). */
+  /** How often a run waiting for a person checks whether they handed back or decided (default 1 s). */
   readonly takeoverPollMs?: number;
+  /** How long an action the bot's policy asks about waits for a person (default 10 min, then denied). */
+  readonly approvalTimeoutMs?: number;
   /** `BROWSER_PROVIDER` (BRW-7); unset picks by provider (fake → emulator, else the sandbox's). */
   readonly browser?: "sandbox" | "fake";
 }
@@ -68,7 +71,15 @@ export function agentRunHandler(ctx: ServiceContext, options: AgentHostOptions) 
           ...(options.browser ? { browser: options.browser } : {}),
           // BRW-8: every mutating tool, browser ones included, goes through the same flow; the
           // workspace is saved at the run's end (PER-2), so a mutation only marks activity.
-          hooks: { afterMutation: () => touchComputer(ctx, payload.computerId) },
+          hooks: {
+            // The bot's policy decides each mutation first: allow, ask a person, or deny.
+            ...createMutationGuard(ctx, {
+              signal: abort.signal,
+              ...(options.approvalTimeoutMs !== undefined ? { timeoutMs: options.approvalTimeoutMs } : {}),
+              pollMs: options.takeoverPollMs ?? 1_000,
+            }),
+            afterMutation: () => touchComputer(ctx, payload.computerId),
+          },
         },
         model,
         getApiKey: (provider) => options.apiKeys[provider],

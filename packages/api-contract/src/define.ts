@@ -55,6 +55,7 @@ const ID_PREFIXES = {
   event: "evt",
   attachment: "att",
   token: "tok",
+  approval: "apr",
 } as const;
 
 /** An id of one kind; a malformed one is refused with a message naming the kind and its prefix. */
@@ -74,6 +75,7 @@ export const operationId = idOf("operation");
 export const eventId = idOf("event");
 export const attachmentId = idOf("attachment");
 export const tokenId = idOf("token");
+export const approvalId = idOf("approval");
 
 /**
  * A timestamp: services may hand over a Date (JSON turns it into its ISO string) or the

@@ -42,6 +42,7 @@ import {
   computerFilesUpload,
   computerFilesWrite,
 } from "./rpc/files.ts";
+import { approvalDecide, approvalList, botPolicyGet, botPolicySet } from "./rpc/guard.ts";
 import {
   botCreate,
   botList,
@@ -82,6 +83,7 @@ export * from "./rpc/computer.ts";
 export * from "./rpc/desktop.ts";
 export * from "./rpc/external.ts";
 export * from "./rpc/files.ts";
+export * from "./rpc/guard.ts";
 export * from "./rpc/identity.ts";
 export * from "./rpc/network.ts";
 export * from "./rpc/operations.ts";
@@ -97,6 +99,8 @@ export const RPC_CONTRACTS = [
   spaceList,
   botCreate,
   botList,
+  botPolicyGet,
+  botPolicySet,
   tokenCreate,
   tokenList,
   tokenRevoke,
@@ -133,6 +137,8 @@ export const RPC_CONTRACTS = [
   runFail,
   runCancel,
   agentRun,
+  approvalList,
+  approvalDecide,
   agentStatus,
   runTranscript,
   runList,

@@ -37,6 +37,7 @@ import {
   computerFilesUpload,
   computerFilesWrite,
 } from "./files.ts";
+import { approvalDecide, approvalList, botPolicyGet, botPolicySet } from "./guard.ts";
 import {
   botCreate,
   botList,
@@ -81,6 +82,8 @@ const HANDLERS: { readonly [N in RpcName]: RpcDefinition<RpcContracts[N]> } = {
   "space/list": spaceList,
   "bot/create": botCreate,
   "bot/list": botList,
+  "bot/policy/get": botPolicyGet,
+  "bot/policy/set": botPolicySet,
   "token/create": tokenCreate,
   "token/list": tokenList,
   "token/revoke": tokenRevoke,
@@ -117,6 +120,8 @@ const HANDLERS: { readonly [N in RpcName]: RpcDefinition<RpcContracts[N]> } = {
   "run/fail": runFail,
   "run/cancel": runCancel,
   "agent/run": agentRun,
+  "approval/list": approvalList,
+  "approval/decide": approvalDecide,
   "agent/status": agentStatus,
   "run/transcript": runTranscript,
   "run/list": runList,

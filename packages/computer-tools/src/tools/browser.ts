@@ -3,7 +3,13 @@
  * refs. Navigations and actions are mutations (BRW-8): guarded, recorded, checkpointed.
  */
 import type { PageAction, PageActResult, PageSnapshot } from "@rakazo/sandbox";
-import { actOnPage, navigatePage, pathsForBot, snapshotPage } from "../services-internal.ts";
+import {
+  actOnPage,
+  describePageAction,
+  navigatePage,
+  pathsForBot,
+  snapshotPage,
+} from "../services-internal.ts";
 import { fence } from "../session.ts";
 import { defineTool, mutate, type ToolFactory, text } from "./common.ts";
 
@@ -61,25 +67,6 @@ export function formatActResult(result: PageActResult): string {
   return lines.join("\n");
 }
 
-function describeAction(action: PageAction): string {
-  switch (action.type) {
-    case "fill":
-      return `fill ${action.ref} (${action.text.length} chars)`;
-    case "select":
-      return `select ${action.ref}`;
-    case "check":
-      return `${action.checked ? "check" : "uncheck"} ${action.ref}`;
-    case "press":
-      return `press ${action.key}${action.ref ? ` on ${action.ref}` : ""}`;
-    case "scroll":
-      return `scroll ${action.dy}`;
-    case "wait":
-      return `wait ${action.ms}ms`;
-    case "click":
-      return `click ${action.ref}`;
-  }
-}
-
 export const browserNavigate: ToolFactory = (session) =>
   defineTool(
     "browser_navigate",
@@ -133,7 +120,7 @@ export const browserAct: ToolFactory = (session) =>
       `For anything page tools cannot do, ${session.model.vision ? DESKTOP_FALLBACK_VISION : DESKTOP_FALLBACK_BLIND}.`,
     async ({ actions }) => {
       const list = actions as PageAction[];
-      const summary = list.map(describeAction).join(", ");
+      const summary = list.map(describePageAction).join(", ");
       return mutate(
         session,
         "browser_act",

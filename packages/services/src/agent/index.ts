@@ -7,3 +7,4 @@ export * from "./model-config.ts";
 export * from "./page.ts";
 export * from "./start.ts";
 export * from "./status.ts";
+export * from "./guard/index.ts";

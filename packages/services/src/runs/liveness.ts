@@ -5,6 +5,8 @@
  * a new run or a takeover (TKO-1) instead of staying "working" until someone calls stopBot.
  * A run waiting for a human (TKO-3) is hosted too — its session waits in the worker, which keeps
  * renewing the lease — so a waiting run whose lease lapsed lost its session and ends the same way.
+ * So does a run waiting for a person's approval of one action (BRW-8): its pending approval can
+ * no longer be decided (approval/decide answers CONFLICT) and leaves the approvals list.
  */
 import { computers, runs } from "@rakazo/db";
 import { eq, sql } from "drizzle-orm";
@@ -18,7 +20,7 @@ export async function endLapsedRuns(ctx: ServiceContext, policy: { graceMs: numb
   const lapsed = await ctx.db.execute<{ id: string }>(sql`
     select r.id from runs r
     join execution_leases l on l.computer_id = r.computer_id and l.bot_id = r.bot_id
-    where r.status in ('running', 'waiting_takeover')
+    where r.status in ('running', 'waiting_takeover', 'waiting_approval')
       and l.holder_id = r.id
       and l.expires_at < now() - ${policy.graceMs} * interval '1 millisecond'
     limit 50`);

@@ -19,7 +19,12 @@ import {
 } from "./leases.ts";
 
 export type RunRow = typeof runs.$inferSelect;
-export const ACTIVE_RUN_STATUSES = ["queued", "running", "waiting_takeover"] as const satisfies RunStatus[];
+export const ACTIVE_RUN_STATUSES = [
+  "queued",
+  "running",
+  "waiting_takeover",
+  "waiting_approval",
+] as const satisfies RunStatus[];
 
 export interface RunView {
   readonly id: string;
