@@ -126,6 +126,8 @@ export interface ComputerSizing {
   /** CPUs in billionths, as Docker's NanoCpus (1.5 CPUs = 1_500_000_000). */
   readonly nanoCpus?: number;
   readonly pidsLimit?: number;
+  /** The size of the computer's home (Docker: its own filesystem of this size, home-disk.ts). */
+  readonly diskBytes?: number;
 }
 
 export interface ProvisionResult {
@@ -157,6 +159,26 @@ export interface SandboxProvider {
   status(ref: string): Promise<SandboxStatus>;
   /** A handle on one machine; does no I/O. Calls on a missing machine fail with `SANDBOX_GONE`. */
   sandbox(ref: string): Sandbox;
+  /** Present where the provider keeps each home on a filesystem of its own (Docker, home-disk.ts). */
+  readonly homeDisks?: ProviderHomeDisks;
+}
+
+/**
+ * A home's own disk, which lives as long as the home (not its machine): the home store calls
+ * `detach` before it swaps the home's folder and `remove` before it deletes the home.
+ */
+export interface ProviderHomeDisks {
+  /** Used and total bytes of the home's disk; null when it has none on this host. */
+  usage(homeKey: string): Promise<HomeDiskUsage | null>;
+  /** Unmounts the disk; the next provision moves what the folder then holds onto a new one. */
+  detach(homeKey: string): Promise<void>;
+  /** Unmounts and deletes the disk, files and all (PER-5). */
+  remove(homeKey: string): Promise<void>;
+}
+
+export interface HomeDiskUsage {
+  readonly usedBytes: number;
+  readonly sizeBytes: number;
 }
 
 export interface Sandbox {

@@ -37,6 +37,10 @@ export interface DockerProviderConfig {
   readonly egressNetwork?: string;
   /** Private CIDRs opened to computers' egress (default none). */
   readonly egressPrivateAllow?: readonly string[];
+  /** Each home on a disk of its own (providers/docker/home-disk.ts); needs root. Default off. */
+  readonly homeDisks?: boolean;
+  /** Default size of a home's disk; a computer's own sizing wins. */
+  readonly diskBytes?: number;
 }
 
 /** Options of the host adapter (PRV-6), as the registry passes them through. */
@@ -72,6 +76,9 @@ const factories = {
   fake: async (config: FakeProviderOptions) => createFakeProvider(config),
   docker: async (config: DockerProviderConfig, hooks: ProviderHooks) => {
     const { createSupervisedDockerProvider } = await import("./providers/docker/supervised.ts");
+    // Before the first job: a crash's leftovers released, every home's disk mounted again.
+    if (config.homeDisks)
+      await (await import("./providers/docker/home-disk.ts")).settleHomeDisks(config.dataDir);
     return createSupervisedDockerProvider(config, hooks);
   },
   host: async (config: HostProviderConfig, hooks: ProviderHooks) => {

@@ -16,6 +16,7 @@ import {
   networkFingerprint,
   usesEgressProxy,
 } from "./network-spec.ts";
+import { scratchTmpfs } from "./system-fs.ts";
 
 /** Where the workspace (the Rakazo-owned home, PER-1) is mounted inside the computer. */
 export const WORKSPACE_DIR = "/home/user/rakazo-home";
@@ -184,6 +185,9 @@ export function containerCreateOptions(input: ContainerSpecInput): Docker.Contai
       SecurityOpt: ["no-new-privileges"],
       RestartPolicy: { Name: "no" },
       AutoRemove: false,
+      // The image's system is read-only; scratch is sized tmpfs counted in memory (system-fs.ts).
+      ReadonlyRootfs: true,
+      Tmpfs: scratchTmpfs(input.memoryBytes, { uid: WORKSPACE_UID, gid: WORKSPACE_GID }),
       Mounts: [
         { Type: "bind", Source: input.paths.homeDir, Target: WORKSPACE_DIR, ReadOnly: false },
         { Type: "bind", Source: input.paths.computerRunDir, Target: RUNTIME_DIR, ReadOnly: false },

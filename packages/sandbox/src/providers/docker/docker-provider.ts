@@ -41,8 +41,10 @@ import {
   WORKSPACE_UID,
 } from "./container-spec.ts";
 import { deploymentLabels } from "./deployment.ts";
+import { withDiskAdmission } from "./disk-admission.ts";
 import { mapDockerError, runExec } from "./docker-exec.ts";
 import { createEgressContainers } from "./egress-container.ts";
+import { attachHomeDisk, createHomeDisks, DEFAULT_DISK_BYTES, isAttached } from "./home-disk.ts";
 import { COMPUTER_SIDE, createSocketExposer, type HostSocketName, prepareRunDir } from "./host-sockets.ts";
 import {
   DEFAULT_EGRESS_NETWORK,
@@ -111,12 +113,17 @@ export interface DockerProviderOptions {
   readonly execThroughSupervisor?: boolean;
   /** Wires background commands (the supervisor's process manager). */
   readonly processes?: (context: DockerDesktopContext) => SandboxProcesses;
+  /** Each home on a loop-mounted disk of its own (home-disk.ts; root only). Default off. */
+  readonly homeDisks?: boolean;
+  /** Default disk size of a home (`homeDisks`); a computer's own sizing wins. */
+  readonly diskBytes?: number;
 }
 
 interface RunDirs {
   readonly computerRunDir: string;
   readonly runDir: string;
   readonly computerId: string;
+  readonly homeKey: string;
 }
 
 export function createDockerProvider(options: DockerProviderOptions): SandboxProvider {
@@ -178,13 +185,17 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
    * Host directories must exist before the container starts: the home (owner: the workspace
    * user) and the run dir (host-owned, with the computer's side owned by the workspace user).
    */
-  const prepareHostDirs = async (paths: HostPaths): Promise<void> => {
+  const prepareHostDirs = async (paths: HostPaths, request: ProvisionRequest): Promise<void> => {
     await mkdir(paths.homeDir, { recursive: true, mode: 0o755 });
     // The home is a mount source the computer cannot replace, but never chown through a link.
     if (!(await lstat(paths.homeDir)).isDirectory()) {
       throw new SandboxError("SANDBOX_PROVIDER_ERROR", `${paths.homeDir} is not a directory`);
     }
     await chown(paths.homeDir, WORKSPACE_UID, WORKSPACE_GID);
+    if (options.homeDisks) {
+      const size = request.sizing?.diskBytes ?? options.diskBytes ?? DEFAULT_DISK_BYTES;
+      await attachHomeDisk(options.dataDir, request.homeKey, paths.homeDir, size);
+    }
     await prepareRunDir(paths.runDir, { uid: WORKSPACE_UID, gid: WORKSPACE_GID });
   };
 
@@ -202,6 +213,10 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
       // Another network policy: its environment and mounts are fixed at create.
       (labels[keys.network] ?? "none") !== networkFingerprint(request.network) ||
       runMount?.Source !== paths.computerRunDir ||
+      // Made before the system was read-only (system-fs.ts).
+      info.HostConfig?.ReadonlyRootfs !== true ||
+      // Runs on the plain folder: its disk was not mounted when it started.
+      (options.homeDisks && info.State.Running && !(await isAttached(paths.homeDir))) ||
       info.State.Dead ||
       info.State.Status === "removing"
     ) {
@@ -218,7 +233,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
     try {
       if (info.State.Paused) await container.unpause();
       else if (!info.State.Running) {
-        await prepareHostDirs(paths);
+        await prepareHostDirs(paths, request);
         await container.start();
         log({ event: "docker.container.started", computerId: request.computerId, containerId: info.Id });
         await awaitRelay(info.Id, request);
@@ -251,11 +266,12 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
   const provider: SandboxProvider = {
     kind: "docker",
     capabilities,
+    ...(options.homeDisks ? { homeDisks: createHomeDisks(options.dataDir) } : {}),
 
     async provision(request): Promise<ProvisionResult> {
       const paths = hostPaths(options.dataDir, request.computerId, request.homeKey);
       // The egress proxy listens before the computer starts, so its first request finds it.
-      if (usesEgressProxy(request.network)) await prepareHostDirs(paths);
+      if (usesEgressProxy(request.network)) await prepareHostDirs(paths, request);
       await egress.ensure(request.computerId, request.network, paths);
       if (request.ref) {
         const info = await inspect(request.ref);
@@ -266,7 +282,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
       const found = existing ? await reuse(existing, request, paths) : null;
       if (found) return { ref: found, replaced: false };
 
-      await prepareHostDirs(paths);
+      await prepareHostDirs(paths, request);
       const spec = containerCreateOptions({
         image: options.image,
         computerId: request.computerId,
@@ -381,6 +397,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
           computerRunDir: mount.Source,
           runDir: runDirFor(options.dataDir, computerId),
           computerId,
+          homeKey: info.Config.Labels?.[keys.home] ?? "",
         };
         if (runDirsByRef.size > 1_000) runDirsByRef.clear();
         runDirsByRef.set(ref, dirs);
@@ -400,7 +417,12 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
       if (options.screens) handle.screens = options.screens(context);
       if (options.terminal) Object.assign(handle, options.terminal(context));
       if (options.pageBrowser) handle.pageBrowser = options.pageBrowser(context);
-      if (options.desktop) handle.desktop = options.desktop(context);
+      if (options.desktop) {
+        const desktop = options.desktop(context);
+        // A new desktop needs room for its browser profile on the home's disk (disk-admission.ts).
+        const homeDir = async () => hostPaths(options.dataDir, ref, (await runDirs()).homeKey).homeDir;
+        handle.desktop = options.homeDisks ? withDiskAdmission(desktop, homeDir) : desktop;
+      }
       if (options.processes) handle.processes = options.processes(context);
       return handle;
     },

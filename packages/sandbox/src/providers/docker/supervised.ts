@@ -48,6 +48,8 @@ export function createSupervisedDockerProvider(
     ...(config.nanoCpus !== undefined ? { nanoCpus: config.nanoCpus } : {}),
     ...(config.egressNetwork !== undefined ? { egressNetwork: config.egressNetwork } : {}),
     ...(config.egressPrivateAllow !== undefined ? { egressPrivateAllow: config.egressPrivateAllow } : {}),
+    ...(config.homeDisks ? { homeDisks: true } : {}),
+    ...(config.diskBytes !== undefined ? { diskBytes: config.diskBytes } : {}),
     environment: {
       SANDBOX_TEAM_SCREEN_LIMIT: String(config.screenLimit ?? 0),
       ...desktopAdmissionEnv(config.desktopAdmission),
