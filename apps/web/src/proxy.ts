@@ -151,28 +151,34 @@ export function attachScreenProxy(server: http.Server, authority: ScreenAuthorit
     const upstream = dialed.socket;
     socket.write(accept);
     if (head.length > 0) socket.unshift(head);
-    if (dialed.head.length > 0) upstream.unshift(dialed.head);
+    if (dialed.head && dialed.head.length > 0) upstream.unshift(dialed.head);
     log.info("screen.proxy.websocket_upgraded", base);
-    const stop = relayBytes(socket, upstream, {
-      closed: (closedBy, code) => {
-        live.delete(stop);
-        if (closedBy === "revoked") log.info("screen.proxy.revoked", { ...base, "screen.close_code": code });
-        log.info("screen.proxy.websocket_closed", {
-          ...base,
-          "screen.upstream_handshake": true,
-          "screen.duration_ms": Math.round(performance.now() - started),
-          "screen.closed_by": closedBy,
-          "screen.close_code": code,
-        });
+    const stop = relayBytes(
+      socket,
+      upstream,
+      {
+        closed: (closedBy, code) => {
+          live.delete(stop);
+          if (closedBy === "revoked")
+            log.info("screen.proxy.revoked", { ...base, "screen.close_code": code });
+          log.info("screen.proxy.websocket_closed", {
+            ...base,
+            "screen.upstream_handshake": true,
+            "screen.duration_ms": Math.round(performance.now() - started),
+            "screen.closed_by": closedBy,
+            "screen.close_code": code,
+          });
+        },
+        error: (side, error) => {
+          log.warn("screen.proxy.websocket_error", {
+            ...base,
+            "screen.side": side,
+            "screen.error": (error as NodeJS.ErrnoException).code ?? error.name,
+          });
+        },
       },
-      error: (side, error) => {
-        log.warn("screen.proxy.websocket_error", {
-          ...base,
-          "screen.side": side,
-          "screen.error": (error as NodeJS.ErrnoException).code ?? error.name,
-        });
-      },
-    });
+      dialed.reads,
+    );
     live.add(stop);
   };
 

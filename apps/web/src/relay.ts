@@ -15,6 +15,7 @@
  */
 import type { Duplex } from "node:stream";
 import { CLOSE_REVOKED } from "@rakazo/protocol";
+import type { BlockReads } from "./gateway-dial.ts";
 import { closeFrame, FrameScanner } from "./ws-scan.ts";
 
 /** A browser frame over this is refused (1009), as the gateway would: a viewer's messages are tiny. */
@@ -51,8 +52,48 @@ function endSoon(socket: Duplex, last?: Buffer): void {
   setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
 }
 
-/** Relays `browser` ⇄ `upstream` until either ends; the returned function ends both at once. */
-export function relayBytes(browser: Duplex, upstream: Duplex, hooks: RelayHooks): () => void {
+/**
+ * Gateway → browser for a gateway socket reading into one buffer: each read is written from the
+ * buffer itself, and reading (which would overwrite it) stops until the browser's socket has
+ * flushed that write — backpressure and buffer reuse in one rule, as in the gateway.
+ */
+function pipeBlocks(
+  reads: BlockReads,
+  upstream: Duplex,
+  to: Duplex,
+  scanner: FrameScanner,
+  scanned: () => void,
+): void {
+  for (const bytes of reads.early.splice(0)) {
+    scanner.push(bytes);
+    scanned();
+    to.write(bytes);
+  }
+  reads.deliver = (length) => {
+    const bytes = reads.block.subarray(0, length);
+    scanner.push(bytes);
+    scanned();
+    if (to.destroyed) return false;
+    let held = false;
+    to.write(bytes, () => {
+      if (held) upstream.resume();
+    });
+    if (to.writableLength === 0) return true;
+    held = true;
+    return false;
+  };
+}
+
+/**
+ * Relays `browser` ⇄ `upstream` until either ends; `reads` when the gateway socket reads into one
+ * buffer (gateway-dial.ts). The returned function ends both at once.
+ */
+export function relayBytes(
+  browser: Duplex,
+  upstream: Duplex,
+  hooks: RelayHooks,
+  reads?: BlockReads,
+): () => void {
   const fromGateway = new FrameScanner();
   const fromBrowser = new FrameScanner(MAX_BROWSER_FRAME);
   let finished = false;
@@ -64,11 +105,13 @@ export function relayBytes(browser: Duplex, upstream: Duplex, hooks: RelayHooks)
   for (const socket of [browser, upstream])
     if ("setNoDelay" in socket && typeof socket.setNoDelay === "function") socket.setNoDelay(true);
 
-  pipe(upstream, browser, fromGateway, () => {
+  const gatewayScanned = (): true => {
     const code = fromGateway.closeCode;
     if (code !== undefined) finish(code === CLOSE_REVOKED ? "revoked" : "upstream", code);
     return true;
-  });
+  };
+  if (reads) pipeBlocks(reads, upstream, browser, fromGateway, gatewayScanned);
+  else pipe(upstream, browser, fromGateway, gatewayScanned);
   let refused = false;
   pipe(browser, upstream, fromBrowser, (withinCap) => {
     if (refused) return false;

@@ -7,6 +7,7 @@ import http from "node:http";
 import https from "node:https";
 import type { Duplex } from "node:stream";
 import { type ScreenGatewayTarget as GatewayTarget, gatewayUrl, TICKET_HEADER } from "@rakazo/protocol";
+import { type BlockReads, dialRaw } from "./gateway-dial.ts";
 import { acceptValue, newWebSocketKey } from "./ws-scan.ts";
 
 /** `GET /v1/screen` on the gateway: its HTTP status (200 when the ticket would be served). */
@@ -36,14 +37,21 @@ export function gatewayStatus(target: GatewayTarget, ticket: string, timeoutMs =
 }
 
 export type GatewayDial =
-  | { readonly ok: true; readonly socket: Duplex; readonly head: Buffer }
+  | {
+      readonly ok: true;
+      readonly socket: Duplex;
+      /** Set on a plain socket reading into one buffer (gateway-dial.ts); else `head` holds early bytes. */
+      readonly reads?: BlockReads;
+      readonly head?: Buffer;
+    }
   | { readonly ok: false; readonly status: number; readonly error?: string };
 
 /**
  * Opens a websocket to the gateway's RFB bridge (`/v1/rfb`) or PTY server (`/v1/pty`) and
  * hands back the raw socket once the gateway answered 101 with the right accept value: the
  * proxy relays its bytes as they are (proxy.ts). `status` is the gateway's refusal (0: none
- * arrived). `abort` drops a dial still under way.
+ * arrived). `abort` drops a dial still under way. Unix and `http:` targets are dialed by hand
+ * (gateway-dial.ts) to read into one buffer; `https:` goes through `https.request`.
  */
 export function dialGateway(
   target: GatewayTarget,
@@ -51,23 +59,29 @@ export function dialGateway(
   route = "/v1/rfb",
   timeoutMs = 10_000,
 ): { readonly result: Promise<GatewayDial>; abort(): void } {
+  const ticketHeaders = { ...(target.transport === "http" ? target.headers : {}), [TICKET_HEADER]: ticket };
+  if (target.transport === "unix")
+    return dialRaw(
+      { path: target.socketPath },
+      { path: route, host: "localhost", headers: ticketHeaders },
+      timeoutMs,
+    );
+  const plain = gatewayUrl(target.url, route);
+  if (plain.protocol === "http:")
+    return dialRaw(
+      { host: plain.hostname.replace(/^\[|\]$/g, ""), port: Number(plain.port || 80) },
+      { path: `${plain.pathname}${plain.search}`, host: plain.host, headers: ticketHeaders },
+      timeoutMs,
+    );
   const key = newWebSocketKey();
   const headers = {
-    ...(target.transport === "http" ? target.headers : {}),
-    [TICKET_HEADER]: ticket,
+    ...ticketHeaders,
     connection: "Upgrade",
     upgrade: "websocket",
     "sec-websocket-version": "13",
     "sec-websocket-key": key,
   };
-  const options = { headers, timeout: timeoutMs, agent: false } as const;
-  let request: http.ClientRequest;
-  if (target.transport === "unix") {
-    request = http.request({ ...options, socketPath: target.socketPath, path: route });
-  } else {
-    const url = gatewayUrl(target.url, route);
-    request = (url.protocol === "https:" ? https : http).request(url, options);
-  }
+  const request = https.request(plain, { headers, timeout: timeoutMs, agent: false });
   const result = new Promise<GatewayDial>((resolve) => {
     request.on("upgrade", (response, socket, head) => {
       socket.setTimeout(0);

@@ -47,10 +47,15 @@ export async function relayChain(): Promise<Chain> {
     const closed = new Promise<{ closedBy: string; code: number }>((r) => {
       closedHook = r;
     });
-    const stop = relayBytes(browserSide, dialed.socket, {
-      closed: (closedBy, code) => closedHook({ closedBy, code }),
-      error: () => undefined,
-    });
+    const stop = relayBytes(
+      browserSide,
+      dialed.socket,
+      {
+        closed: (closedBy, code) => closedHook({ closedBy, code }),
+        error: () => undefined,
+      },
+      dialed.reads,
+    );
     closers.push(stop);
     proxied?.({ browserSide, upstream: dialed.socket, closed });
   });
