@@ -20,7 +20,11 @@ import { startWebServer } from "@rakazo/web/server";
 import { GREEN_PAGE } from "@rakazo/web/testing/screen-system";
 import { BENCH_BOT, BENCH_COMPUTER } from "./constants.ts";
 
-const [mode, dir, display] = process.argv.slice(2) as [string, string, string | undefined];
+const [mode, dir, display, page] = process.argv.slice(2) as [string, string, string | undefined, string?];
+/** A page that animates: one 400×300 box recoloured on every animation frame. */
+const ANIMATED_PAGE =
+  'data:text/html,<body style="margin:0;background:rgb(18,171,52)"><div id=b style="width:400px;height:300px"></div>' +
+  '<script>let t=0;(function f(){t+=7;b.style.background="rgb("+(t&255)+",60,"+(255-(t&255))+")";requestAnimationFrame(f)})()</script>';
 const keyring = parseScreenKeys(process.env.SCREEN_KEYS ?? "");
 
 if (mode === "supervisor") {
@@ -32,7 +36,7 @@ if (mode === "supervisor") {
   const stack = await processLauncher({ logDir: path.join(dir, "logs") }).start(plan);
   for (const args of [
     ["key", "ctrl+l"],
-    ["type", "--delay", "5", "--", GREEN_PAGE],
+    ["type", "--delay", "5", "--", page === "animated" ? ANIMATED_PAGE : GREEN_PAGE],
     ["key", "Return"],
   ])
     await stack.runStep({ kind: "xdotool", args });
