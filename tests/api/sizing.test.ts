@@ -8,6 +8,8 @@ import { createTestSystem, eventually, type TestSystem } from "../support/system
 let system: TestSystem;
 let tenant: Awaited<ReturnType<TestSystem["newTenant"]>>;
 const provisions: ProvisionRequest[] = [];
+/** What the provider's `homeDisks.usage` answers, per home key (a Docker provider measures it). */
+const diskUsage = new Map<string, { usedBytes: number; sizeBytes: number }>();
 
 beforeAll(async () => {
   system = await createTestSystem({
@@ -18,6 +20,11 @@ beforeAll(async () => {
         provision: (request) => {
           provisions.push(request);
           return fake.provision(request);
+        },
+        homeDisks: {
+          usage: async (homeKey) => diskUsage.get(homeKey) ?? null,
+          detach: async () => {},
+          remove: async () => {},
         },
       };
     },
@@ -36,19 +43,31 @@ describe("computer sizing", () => {
   it("stores an override and provisions the machine with it", async () => {
     const created = await system.rpc(
       "computer/create",
-      { spaceId: tenant.spaceId, size: { memoryMib: 1024, cpus: 1.5, pids: 512 } },
+      { spaceId: tenant.spaceId, size: { memoryMib: 1024, cpus: 1.5, pids: 512, diskMib: 2048 } },
       tenant.token,
     );
     const { id } = created.json.result;
-    expect(created.json.result.size).toEqual({ memoryMib: 1024, cpus: 1.5, pids: 512 });
+    expect(created.json.result.size).toEqual({ memoryMib: 1024, cpus: 1.5, pids: 512, diskMib: 2048 });
     const request = await eventually(async () => provisions.find((p) => p.computerId === id));
     expect(request.sizing).toEqual({
       memoryBytes: 1024 * 1024 ** 2,
       nanoCpus: 1_500_000_000,
       pidsLimit: 512,
+      diskBytes: 2048 * 1024 ** 2,
     });
     const got = await system.rpc("computer/get", { computerId: id }, tenant.token);
-    expect(got.json.result.size).toEqual({ memoryMib: 1024, cpus: 1.5, pids: 512 });
+    expect(got.json.result.size).toEqual({ memoryMib: 1024, cpus: 1.5, pids: 512, diskMib: 2048 });
+  });
+
+  it("computer/get reports the home's disk where the provider keeps one, and nothing where it has none", async () => {
+    const { id } = (await system.rpc("computer/create", { spaceId: tenant.spaceId }, tenant.token)).json
+      .result;
+    const bare = await system.rpc("computer/get", { computerId: id }, tenant.token);
+    expect(bare.json.result).not.toHaveProperty("disk");
+    const homeKey = id.replace(/^cmp_/, "home_");
+    diskUsage.set(homeKey, { usedBytes: 5 * 1024 ** 2, sizeBytes: 10_240 * 1024 ** 2 });
+    const got = await system.rpc("computer/get", { computerId: id }, tenant.token);
+    expect(got.json.result.disk).toEqual({ usedBytes: 5 * 1024 ** 2, sizeBytes: 10_240 * 1024 ** 2 });
   });
 
   it("computer/get of a running computer reports its live desktops", async () => {
@@ -85,6 +104,21 @@ describe("computer sizing", () => {
       tenant.token,
     );
     expect(cpus.json.error).toMatchObject({ code: "INVALID_INPUT", details: { field: "size.cpus" } });
+    const disk = await system.rpc(
+      "computer/create",
+      { spaceId: tenant.spaceId, size: { diskMib: DEFAULT_SIZING.max.diskMib + 1 } },
+      tenant.token,
+    );
+    expect(disk.json.error).toMatchObject({
+      code: "INVALID_INPUT",
+      details: { field: "size.diskMib", max: DEFAULT_SIZING.max.diskMib },
+    });
+    const tiny = await system.rpc(
+      "computer/create",
+      { spaceId: tenant.spaceId, size: { diskMib: 1 } },
+      tenant.token,
+    );
+    expect(tiny.json.error).toMatchObject({ code: "INVALID_INPUT" });
     const after = (await system.rpc("computer/list", { spaceId: tenant.spaceId }, tenant.token)).json.result
       .length;
     expect(after).toBe(before);

@@ -47,7 +47,12 @@ export const computerView = z.strictObject({
   homeRevision: z.number().int(),
   lastError: z.string().nullable(),
   size: z
-    .strictObject({ memoryMib: z.number().int(), cpus: z.number(), pids: z.number().int() })
+    .strictObject({
+      memoryMib: z.number().int(),
+      cpus: z.number(),
+      pids: z.number().int(),
+      diskMib: z.number().int().optional().describe("Absent on computers made before disk sizes."),
+    })
     .nullable()
     .describe("The computer's size; null for computers made before sizing (provider defaults)."),
   network: networkPolicy,
@@ -83,6 +88,10 @@ export const computerDetails = computerView.extend({
     })
     .nullable()
     .optional(),
+  disk: z
+    .strictObject({ usedBytes: z.number(), sizeBytes: z.number() })
+    .optional()
+    .describe("The home's disk, where the provider keeps one per home (Docker with home disks on)."),
 });
 
 export const runView = z.strictObject({

@@ -42,6 +42,9 @@ const computerShape = {
   RAKAZO_COMPUTER_MAX_MEMORY_MIB: z.coerce.number().int().min(256).default(16_384),
   RAKAZO_COMPUTER_MAX_CPUS: z.coerce.number().min(0.1).max(256).default(4),
   RAKAZO_COMPUTER_MAX_PIDS: z.coerce.number().int().min(64).default(16_384),
+  // The home's disk (Docker with RAKAZO_DOCKER_HOME_DISKS=on: a filesystem of this size).
+  RAKAZO_COMPUTER_DISK_MIB: z.coerce.number().int().min(64).default(10_240),
+  RAKAZO_COMPUTER_MAX_DISK_MIB: z.coerce.number().int().min(64).default(102_400),
   // Per-space quotas: computers not deleted, and memory and CPUs of the computers holding a
   // machine. Unset: 20 computers, eight default-sized computers' memory and CPUs (at least one
   // computer of the maximum size); 0: no limit (`spaceQuotasFromEnv`).
@@ -74,6 +77,7 @@ export type ProviderBaseEnv = Pick<
   | "RAKAZO_COMPUTER_MEMORY_MIB"
   | "RAKAZO_COMPUTER_CPUS"
   | "RAKAZO_COMPUTER_PIDS"
+  | "RAKAZO_COMPUTER_DISK_MIB"
   | "RAKAZO_DESKTOP_MEMORY_MIB"
   | "RAKAZO_DESKTOP_PIDS"
   | "RAKAZO_DESKTOP_FLOOR_MEMORY_MIB"

@@ -13,8 +13,15 @@ import {
 
 /** Mirrors `@rakazo/services`' SizingPolicy (config depends on nothing of ours). */
 export interface SizingPolicy {
-  readonly defaults: { readonly memoryMib: number; readonly cpus: number; readonly pids: number };
-  readonly max: { readonly memoryMib: number; readonly cpus: number; readonly pids: number };
+  readonly defaults: ComputerSize;
+  readonly max: ComputerSize;
+}
+
+interface ComputerSize {
+  readonly memoryMib: number;
+  readonly cpus: number;
+  readonly pids: number;
+  readonly diskMib: number;
 }
 
 /** Mirrors `@rakazo/services`' SpaceQuotaPolicy: the most each space may use; null is no limit. */
@@ -106,19 +113,23 @@ export function sizingFromEnv(
     | "RAKAZO_COMPUTER_MAX_MEMORY_MIB"
     | "RAKAZO_COMPUTER_MAX_CPUS"
     | "RAKAZO_COMPUTER_MAX_PIDS"
+    | "RAKAZO_COMPUTER_DISK_MIB"
+    | "RAKAZO_COMPUTER_MAX_DISK_MIB"
   >,
 ): SizingPolicy {
   const defaults = {
     memoryMib: env.RAKAZO_COMPUTER_MEMORY_MIB,
     cpus: env.RAKAZO_COMPUTER_CPUS,
     pids: env.RAKAZO_COMPUTER_PIDS,
+    diskMib: env.RAKAZO_COMPUTER_DISK_MIB,
   };
   const max = {
     memoryMib: env.RAKAZO_COMPUTER_MAX_MEMORY_MIB,
     cpus: env.RAKAZO_COMPUTER_MAX_CPUS,
     pids: env.RAKAZO_COMPUTER_MAX_PIDS,
+    diskMib: env.RAKAZO_COMPUTER_MAX_DISK_MIB,
   };
-  for (const key of ["memoryMib", "cpus", "pids"] as const) {
+  for (const key of ["memoryMib", "cpus", "pids", "diskMib"] as const) {
     if (defaults[key] > max[key]) {
       throw new ConfigError(
         `computer sizing: the default ${key} (${defaults[key]}) exceeds its maximum (${max[key]})`,

@@ -176,6 +176,11 @@ export const PROVIDERS = {
             .filter((cidr) => cidr !== ""),
         )
         .pipe(z.array(z.cidrv4().or(z.cidrv6()))),
+      /**
+       * `on`: each home on a loop-mounted disk of RAKAZO_COMPUTER_DISK_MIB (needs root and the
+       * host's mount namespace; not under compose). `off`: homes share DATA_DIR's filesystem.
+       */
+      RAKAZO_DOCKER_HOME_DISKS: z.enum(["on", "off"]).default("off"),
     },
     key: undefined,
     settings: (env) => ({
@@ -199,6 +204,7 @@ export const PROVIDERS = {
       RAKAZO_HOST_DISPLAY_BASE: z.coerce.number().int().min(1).max(60_000).default(1100),
       RAKAZO_HOST_DISPLAY_COUNT: z.coerce.number().int().min(1).max(5_000).default(400),
     },
+      ...homeDisks(env.RAKAZO_DOCKER_HOME_DISKS, env.RAKAZO_COMPUTER_DISK_MIB),
     key: undefined,
     settings: (env) => ({
       dataDir: env.DATA_DIR,
@@ -277,6 +283,14 @@ export type ProviderSettings = {
     : unknown) &
     ReturnType<Entry<K>["settings"]>;
 }[ProviderKind];
+
+/** Docker's home disks (providers/docker/home-disk.ts): only when switched on. */
+function homeDisks(
+  setting: "on" | "off",
+  diskMib: number,
+): { readonly homeDisks?: boolean; readonly diskBytes?: number } {
+  return setting === "on" ? { homeDisks: true, diskBytes: diskMib * 1024 ** 2 } : {};
+}
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
   ? I

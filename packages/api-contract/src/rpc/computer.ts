@@ -38,6 +38,7 @@ export const computerCreate = defineContract({
     network: networkPolicy
       .optional()
       .describe(
+        diskMib: z.number().int().min(64).optional().describe("The home's disk (Docker with home disks on)."),
         "The deployment's default (COMPUTER_NETWORK) when absent; UNSUPPORTED when the provider cannot enforce it.",
       ),
   }),

@@ -85,6 +85,7 @@ export async function insertComputer(
       cpuMillis: Math.round(size.cpus * 1000),
       pidsLimit: size.pids,
       network: storedPolicy(network),
+      diskMib: size.diskMib,
     })
     .returning();
   if (!row) throw new AppError("INTERNAL", "computer insert returned nothing");

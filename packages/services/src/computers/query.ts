@@ -1,5 +1,5 @@
 import { computers } from "@rakazo/db";
-import type { DesktopCapacity } from "@rakazo/sandbox";
+import type { DesktopCapacity, HomeDiskUsage } from "@rakazo/sandbox";
 import { and, asc, eq, ne, sql } from "drizzle-orm";
 import type { Caller, ServiceContext } from "../context.ts";
 import { requireMembership } from "../identity/spaces.ts";
@@ -17,6 +17,8 @@ export interface ComputerDetails extends ComputerView {
   readonly tools: readonly ProbedTool[] | null;
   /** Live desktops, memory used and the bound (CMP-5); absent when the provider cannot say. */
   readonly desktops?: DesktopCapacity | null;
+  /** The home's disk, where the provider keeps one per home; absent otherwise. */
+  readonly disk?: HomeDiskUsage;
 }
 
 /** How long `computer/get` waits for a running computer's desktop report before leaving it out. */
@@ -33,6 +35,7 @@ export async function getComputer(
     canUpdate: canUpdate(ctx, row),
     capabilities: { terminal: row.providerKind === ctx.provider.kind && ctx.provider.capabilities.terminal },
     tools: await computerTools(ctx, row),
+    ...(await homeDisk(ctx, row)),
   };
   const desktop =
     row.state === "running" && row.providerRef && row.providerKind === ctx.provider.kind
@@ -49,6 +52,16 @@ export async function getComputer(
   ]);
   clearTimeout(timer);
   return { ...view, desktops };
+}
+
+/** The home's disk of a computer on this provider, when it keeps one (read on the host, no exec). */
+async function homeDisk(
+  ctx: ServiceContext,
+  row: { providerKind: string; homeKey: string },
+): Promise<{ disk?: HomeDiskUsage }> {
+  if (row.providerKind !== ctx.provider.kind || !ctx.provider.homeDisks) return {};
+  const disk = await ctx.provider.homeDisks.usage(row.homeKey).catch(() => null);
+  return disk ? { disk } : {};
 }
 
 export async function listComputers(

@@ -10,6 +10,8 @@ export interface ComputerSize {
   readonly memoryMib: number;
   readonly cpus: number;
   readonly pids: number;
+  /** The home's disk (Docker with home disks: a filesystem of this size). */
+  readonly diskMib: number;
 }
 
 export interface SizingPolicy {
@@ -19,11 +21,16 @@ export interface SizingPolicy {
 
 /** Used when a deployment configures nothing (tests, embedded use): the Docker provider's defaults. */
 export const DEFAULT_SIZING: SizingPolicy = {
-  defaults: { memoryMib: 4_096, cpus: 2, pids: 4_096 },
-  max: { memoryMib: 16_384, cpus: 4, pids: 16_384 },
+  defaults: { memoryMib: 4_096, cpus: 2, pids: 4_096, diskMib: 10_240 },
+  max: { memoryMib: 16_384, cpus: 4, pids: 16_384, diskMib: 102_400 },
 };
 
-const UNITS: Record<keyof ComputerSize, string> = { memoryMib: "MiB", cpus: "CPUs", pids: "processes" };
+const UNITS: Record<keyof ComputerSize, string> = {
+  memoryMib: "MiB",
+  cpus: "CPUs",
+  pids: "processes",
+  diskMib: "MiB of disk",
+};
 
 /** The size a new computer gets: the defaults overridden field by field; over a maximum is INVALID_INPUT. */
 export function resolveSize(policy: SizingPolicy, asked: Partial<ComputerSize> | undefined): ComputerSize {
@@ -45,10 +52,12 @@ export function sizingOf(row: {
   memoryMib: number | null;
   cpuMillis: number | null;
   pidsLimit: number | null;
+  diskMib: number | null;
 }): ComputerSizing {
   return {
     ...(row.memoryMib !== null ? { memoryBytes: row.memoryMib * 1024 ** 2 } : {}),
     ...(row.cpuMillis !== null ? { nanoCpus: row.cpuMillis * 1_000_000 } : {}),
     ...(row.pidsLimit !== null ? { pidsLimit: row.pidsLimit } : {}),
+    ...(row.diskMib !== null ? { diskBytes: row.diskMib * 1024 ** 2 } : {}),
   };
 }

@@ -12,7 +12,12 @@ export interface ComputerView {
   readonly homeRevision: number;
   readonly lastError: string | null;
   /** The computer's size; null for computers made before sizing (provider defaults). */
-  readonly size: { readonly memoryMib: number; readonly cpus: number; readonly pids: number } | null;
+  readonly size: {
+    readonly memoryMib: number;
+    readonly cpus: number;
+    readonly pids: number;
+    readonly diskMib?: number;
+  } | null;
   /** The network policy it runs under; `none` for computers made before policies. */
   readonly network: NonNullable<ComputerRow["network"]>;
   readonly createdAt: string;
@@ -32,7 +37,12 @@ export function toComputerView(row: ComputerRow): ComputerView {
     lastError: row.lastError,
     size:
       row.memoryMib !== null && row.cpuMillis !== null && row.pidsLimit !== null
-        ? { memoryMib: row.memoryMib, cpus: row.cpuMillis / 1000, pids: row.pidsLimit }
+        ? {
+            memoryMib: row.memoryMib,
+            cpus: row.cpuMillis / 1000,
+            pids: row.pidsLimit,
+            ...(row.diskMib !== null ? { diskMib: row.diskMib } : {}),
+          }
         : null,
     network: row.network ?? { mode: "none" },
     createdAt: row.createdAt.toISOString(),

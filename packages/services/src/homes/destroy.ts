@@ -12,6 +12,8 @@ export async function destroyComputerHome(
   computer: { readonly id: string; readonly homeKey: string },
 ): Promise<void> {
   await ctx.db.update(computers).set({ dataKeyWrapped: null }).where(eq(computers.id, computer.id));
+  // The home's own disk (Docker, home-disk.ts) goes first: the store cannot delete a mount point.
+  await ctx.provider.homeDisks?.remove(computer.homeKey);
   await ctx.homes.destroy(computer.homeKey);
   ctx.log.info("computer.home_destroyed", { computerId: computer.id });
 }

@@ -17,11 +17,21 @@ export async function prepareComputerHome(
   input: { computer: ComputerRow },
 ): Promise<string> {
   const { computer } = input;
-  return ctx.homes.materialize({
-    homeKey: computer.homeKey,
-    revision: computer.homeRevision,
-    dataKey: await dataKeyForStore(ctx, computer, { create: false }),
-  });
+  const materialize = async () =>
+    ctx.homes.materialize({
+      homeKey: computer.homeKey,
+      revision: computer.homeRevision,
+      dataKey: await dataKeyForStore(ctx, computer, { create: false }),
+    });
+  try {
+    return await materialize();
+  } catch (error) {
+    if (!ctx.provider.homeDisks || (error as { code?: unknown }).code !== "EBUSY") throw error;
+    // The home's disk is mounted over the folder the store swaps: unmount it and swap the plain
+    // folder; the provision that follows moves those files onto a new disk (home-disk.ts).
+    await ctx.provider.homeDisks.detach(computer.homeKey);
+    return await materialize();
+  }
 }
 
 export type RestoreComputerHomeResult =

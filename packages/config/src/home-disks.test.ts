@@ -1,0 +1,34 @@
+// The home's disk size (issue 33): a default and a maximum like memory, and Docker's home disks
+// switched on by RAKAZO_DOCKER_HOME_DISKS.
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseWorkerEnv } from "./env.ts";
+import { providerSettings, sizingFromEnv } from "./provider.ts";
+
+const docker = { RAKAZO_PROVIDER: "docker", DATA_DIR: "/srv/rakazo" };
+
+describe("home disks", () => {
+  it("sizes disks like memory: 10 GiB by default, at most 100 GiB, both configurable", () => {
+    const sizing = sizingFromEnv(parseWorkerEnv(docker));
+    expect(sizing.defaults.diskMib).toBe(10_240);
+    expect(sizing.max.diskMib).toBe(102_400);
+    const own = sizingFromEnv(
+      parseWorkerEnv({ ...docker, RAKAZO_COMPUTER_DISK_MIB: "2048", RAKAZO_COMPUTER_MAX_DISK_MIB: "4096" }),
+    );
+    expect(own).toMatchObject({ defaults: { diskMib: 2048 }, max: { diskMib: 4096 } });
+    expect(() =>
+      sizingFromEnv(
+        parseWorkerEnv({ ...docker, RAKAZO_COMPUTER_DISK_MIB: "8192", RAKAZO_COMPUTER_MAX_DISK_MIB: "4096" }),
+      ),
+    ).toThrow(ConfigError);
+  });
+
+  it("gives the Docker provider disks only when RAKAZO_DOCKER_HOME_DISKS=on, at the default size", () => {
+    expect(providerSettings(parseWorkerEnv(docker))).not.toHaveProperty("homeDisks");
+    expect(
+      providerSettings(
+        parseWorkerEnv({ ...docker, RAKAZO_DOCKER_HOME_DISKS: "on", RAKAZO_COMPUTER_DISK_MIB: "2048" }),
+      ),
+    ).toMatchObject({ kind: "docker", homeDisks: true, diskBytes: 2048 * 1024 ** 2 });
+    expect(() => parseWorkerEnv({ ...docker, RAKAZO_DOCKER_HOME_DISKS: "yes" })).toThrow();
+  });
+});
