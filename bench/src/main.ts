@@ -40,6 +40,7 @@ const SUITES: readonly Suite[] = [
   { name: "terminal", load: async () => (await import("./terminal.ts")).benchTerminal },
   { name: "desktops", load: async () => (await import("./desktops.ts")).benchDesktops },
   { name: "homes", load: async () => (await import("./homes.ts")).benchHomes },
+  { name: "homes-chain", load: async () => (await import("./homes-chain.ts")).benchHomesChain },
   { name: "host", load: async () => (await import("./host.ts")).benchHost },
   { name: "remote", load: async () => (await import("./remote.ts")).benchRemote },
   { name: "api", load: async () => (await import("./api.ts")).benchApi },
