@@ -1,4 +1,4 @@
-// A full home still checkpoints, and its files move to another machine (issue 33): the home on
+// A full home still checkpoints, and its files move to another machine: the home on
 // its own disk (RAKAZO_DOCKER_HOME_DISKS) is filled to ENOSPC, checkpointed in place by the home
 // store, exported through the provider, taken in by a second data dir's store (another host) and
 // mounted there on a new disk; deleting the home releases its disk.

@@ -1,4 +1,4 @@
-// The home's disk size (issue 33): a default and a maximum like memory, and Docker's home disks
+// The home's disk size: a default and a maximum like memory, and Docker's home disks
 // switched on by RAKAZO_DOCKER_HOME_DISKS.
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseWorkerEnv } from "./env.ts";

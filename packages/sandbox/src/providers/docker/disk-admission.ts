@@ -1,5 +1,5 @@
 /**
- * Desktop admission by the home's disk (CMP-5, issue 33): a bot's first desktop writes a new
+ * Desktop admission by the home's disk (CMP-5): a bot's first desktop writes a new
  * browser profile into the home, so it is refused at once, with `MULTI_SCREEN_UNAVAILABLE` and
  * `details.reason: "disk"`, when the home's filesystem has less than `PROFILE_ROOM_BYTES` free.
  * A bot that already has a desktop keeps using it. Read on the host with statfs (no exec);

@@ -1,5 +1,5 @@
 /**
- * Bounded homes and the read-only system (issue 33) against a real engine and image: a home
+ * Bounded homes and the read-only system against a real engine and image: a home
  * on its own loop-mounted disk (home-disk.ts) fills up with ENOSPC inside the computer while the
  * host loses at most the disk's size and a neighbour keeps working; the system is read-only,
  * scratch is sized tmpfs, and every tool the image ships still runs; a crash's leftovers (mounts,
