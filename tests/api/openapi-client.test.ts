@@ -110,7 +110,9 @@ export async function calls(): Promise<void> {
     expect(order).toHaveLength(RPC_CONTRACTS.length);
     const seen: string[] = [];
     for (const contract of order) {
-      const token = { token: alice.token, external: EXTERNAL_TOKEN, bootstrap: undefined }[contract.auth];
+      const token = { token: alice.token, external: EXTERNAL_TOKEN, bootstrap: undefined, invite: undefined }[
+        contract.auth
+      ];
       const answer = await client.POST(`/rpc/${contract.name}`, {
         body: exampleFor(contract.name, ids),
         ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}),

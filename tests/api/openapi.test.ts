@@ -39,6 +39,7 @@ describe("GET /openapi.json", () => {
       token: [{ userToken: [] }],
       external: [{ externalToken: [] }],
       bootstrap: [{}, { setupToken: [] }],
+      invite: [{}],
     };
     for (const contract of RPC_CONTRACTS) {
       expect(Object.keys(doc.paths[`/rpc/${contract.name}`])).toEqual(["post"]);

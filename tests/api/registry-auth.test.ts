@@ -31,8 +31,8 @@ const tokenRpcs = RPC_CONTRACTS.filter((contract) => contract.auth === "token").
 const externalRpcs = RPC_CONTRACTS.filter((contract) => contract.auth === "external").map((c) => c.name);
 
 describe("every token RPC refuses callers without a valid token", () => {
-  it("covers every RPC but first-run setup and the external surface", () => {
-    expect(tokenRpcs.length).toBe(RPC_CONTRACTS.length - 1 - externalRpcs.length);
+  it("covers every RPC but first-run setup, redeeming an invite and the external surface", () => {
+    expect(tokenRpcs.length).toBe(RPC_CONTRACTS.length - 2 - externalRpcs.length);
   });
 
   const cases: [string, () => Record<string, string>][] = [

@@ -39,6 +39,9 @@ beforeAll(async () => {
     botId: alice.botId,
     runId: MISSING_IDS.runId,
     tokenId: await tokenIdOf(alice.token),
+    // Alice herself: her space's only owner, so no example removes or demotes anyone.
+    userId: alice.userId,
+    inviteId: MISSING_IDS.inviteId,
     approvalId: MISSING_IDS.approvalId,
   };
   foreign = {
@@ -47,6 +50,8 @@ beforeAll(async () => {
     botId: bob.botId,
     runId: bobRun.run.id,
     tokenId: await tokenIdOf(bob.token),
+    userId: bob.userId,
+    inviteId: (await system.client(bob.token).call("invite/create", { spaceId: bob.spaceId })).id,
     approvalId: await pendingApproval(bobRun.run.id, bobComputer, bob.botId),
   };
 }, 60_000);
@@ -76,6 +81,8 @@ const idKeys = new Set<string>([
   "botId",
   "runId",
   "tokenId",
+  "userId",
+  "inviteId",
   "approvalId",
 ] satisfies (keyof ExampleIds)[]);
 
@@ -114,6 +121,12 @@ describe("a foreign id is answered exactly like a missing one", () => {
       "run/list",
       "run/waiting",
       "token/revoke",
+      "member/list",
+      "member/setRole",
+      "member/remove",
+      "invite/create",
+      "invite/list",
+      "invite/revoke",
       "bot/policy/get",
       "bot/policy/set",
       "approval/list",
@@ -131,6 +144,9 @@ describe("a foreign id is answered exactly like a missing one", () => {
           "space/list",
           "token/create",
           "token/list",
+          // An invite code is the credential itself: no id names a row (tests/api/members.test.ts).
+          "invite/accept",
+          "invite/redeem",
           // Names nothing: whether the deployment has a model (tests/agent/run-transcript.test.ts).
           "agent/status",
           // Takes an operation id (`id`), refused outside the server owner's own spaces with
@@ -163,6 +179,11 @@ describe("a foreign id is answered exactly like a missing one", () => {
     const asBob = system.client(bobToken);
     expect((await asBob.call("token/list", {})).map((t) => t.id)).toContain(foreign.tokenId);
     expect((await asBob.call("computer/get", { computerId: foreign.computerId })).state).toBe("running");
+    // B is still in B's space and B's invite is still open.
+    const members = await asBob.call("member/list", { spaceId: foreign.spaceId });
+    expect(members.members.map((m) => [m.userId, m.role])).toEqual([[foreign.userId, "owner"]]);
+    const invites = await asBob.call("invite/list", { spaceId: foreign.spaceId });
+    expect(invites.map((i) => i.id)).toEqual([foreign.inviteId]);
     // Still waiting for B's own decision; B's bot has no policy A set (BRW-8).
     expect((await asBob.call("run/get", { runId: foreign.runId })).status).toBe("waiting_approval");
     const waiting = await asBob.call("approval/list", { computerId: foreign.computerId });

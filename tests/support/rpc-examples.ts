@@ -12,6 +12,8 @@ export interface ExampleIds {
   readonly botId: string;
   readonly runId: string;
   readonly tokenId: string;
+  readonly userId: string;
+  readonly inviteId: string;
   readonly approvalId: string;
 }
 
@@ -27,6 +29,8 @@ export const MISSING_IDS: ExampleIds = {
   botId: `bot_${"z".repeat(20)}`,
   runId: `run_${"z".repeat(20)}`,
   tokenId: `tok_${"z".repeat(20)}`,
+  userId: `usr_${"z".repeat(20)}`,
+  inviteId: `inv_${"z".repeat(20)}`,
   approvalId: `apr_${"z".repeat(20)}`,
 };
 
@@ -46,6 +50,14 @@ export const RPC_EXAMPLES: Examples = {
   "token/create": () => ({ name: "ci" }),
   "token/list": () => ({}),
   "token/revoke": ({ tokenId }) => ({ tokenId }),
+  "member/list": ({ spaceId }) => ({ spaceId }),
+  "member/setRole": ({ spaceId, userId }) => ({ spaceId, userId, role: "member" }),
+  "member/remove": ({ spaceId, userId }) => ({ spaceId, userId }),
+  "invite/create": ({ spaceId }) => ({ spaceId, role: "viewer" }),
+  "invite/list": ({ spaceId }) => ({ spaceId }),
+  "invite/revoke": ({ spaceId, inviteId }) => ({ spaceId, inviteId }),
+  "invite/accept": () => ({ code: "ABCDE-FGHJK-MNPQR-STVWX" }),
+  "invite/redeem": () => ({ code: "ABCDE-FGHJK-MNPQR-STVWX", userName: "newcomer" }),
   "computer/create": ({ spaceId, botId }) => ({ spaceId, botId, mode: "private", name: "box" }),
   "computer/get": ({ computerId }) => ({ computerId }),
   "computer/list": ({ spaceId }) => ({ spaceId }),

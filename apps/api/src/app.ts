@@ -31,6 +31,7 @@ import { buildOpenApiDocument } from "./openapi.ts";
 import type { RpcDefinition } from "./rpc/define.ts";
 import { RPCS } from "./rpc/index.ts";
 import { runRecorded } from "./rpc/record-activity.ts";
+import { enforceRole } from "./rpc/roles.ts";
 
 export interface ApiOptions {
   readonly ctx: ServiceContext;
@@ -106,7 +107,9 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
   const bodyLimitFor = (c: Context): number => {
     if (c.req.path === UPLOAD_PATH) return UPLOAD_BODY_BYTES;
     const rpc = c.req.path.startsWith("/rpc/") ? rpcs.get(c.req.path.slice("/rpc/".length)) : undefined;
-    return rpc && rpc.contract.auth !== "bootstrap" ? MAX_BODY_BYTES : PRE_AUTH_BODY_BYTES;
+    return rpc && (rpc.contract.auth === "token" || rpc.contract.auth === "external")
+      ? MAX_BODY_BYTES
+      : PRE_AUTH_BODY_BYTES;
   };
   const tooLarge = (c: Context, limit = bodyLimitFor(c)) => {
     if (c.req.path !== UPLOAD_PATH) return bodyTooLarge(limit);
@@ -233,6 +236,8 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
         throw new AppError("UNAUTHENTICATED", "this RPC requires the external computer token");
       }
       caller = EXTERNAL_CALLER;
+    } else if (rpc.contract.auth === "invite") {
+      // No bearer: the one-time code in the body is the credential, checked by the verb.
     } else if (options.bootstrapToken !== undefined) {
       if (!sameSecret(secret ?? "", options.bootstrapToken)) {
         throw new AppError("UNAUTHENTICATED", "setup requires the configured bootstrap token");
@@ -263,6 +268,8 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
         issues: parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
       });
     }
+    // A viewer reads only (./rpc/roles.ts).
+    if (rpc.contract.auth === "token") await enforceRole(ctx, caller, rpc.contract.name, parsed.data);
     const result = await runRecorded(ctx, caller, rpc, parsed.data);
     const checked = rpc.contract.output.safeParse(result);
     if (!checked.success) {

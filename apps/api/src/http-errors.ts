@@ -3,7 +3,7 @@ import type { AppErrorCode } from "@rakazo/services";
 
 export const HTTP_STATUS: Record<
   AppErrorCode,
-  400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 421 | 422 | 500 | 501 | 502 | 503
+  400 | 401 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 421 | 422 | 500 | 501 | 502 | 503
 > = {
   INVALID_JSON: 400,
   INVALID_INPUT: 400,
@@ -39,6 +39,12 @@ export const HTTP_STATUS: Record<
   OPERATION_IN_OTHER_SPACE: 403,
   OPERATION_NOT_INTERRUPTED: 409,
   OPERATION_IN_PROGRESS: 409,
+  NOT_SPACE_OWNER: 403,
+  LAST_OWNER: 409,
+  INVITE_INVALID: 404,
+  INVITE_EXPIRED: 410,
+  INVITE_USED: 409,
+  ALREADY_MEMBER: 409,
   DATABASE_UNAVAILABLE: 503,
   INTERNAL: 500,
 };
@@ -59,7 +65,8 @@ export const ERROR_MEANING: Record<AppErrorCode, string> = {
   UNKNOWN_RPC: "no such RPC (whatever the method)",
   METHOD_NOT_ALLOWED: "an RPC's path with a method other than POST (the answer's `Allow` header says `POST`)",
   UNAUTHENTICATED: "missing, malformed, unknown or revoked token",
-  FORBIDDEN: "a screen capability refused by the authority (`details.reason`)",
+  FORBIDDEN:
+    "a screen capability refused by the authority (`details.reason`), or a viewer's call that changes something (`details.reason`: `viewer_read_only`)",
   NOT_FOUND: "missing — or not yours: a foreign id looks exactly like a missing one",
   ALREADY_BOOTSTRAPPED:
     "`setup/bootstrap` after the first user exists (mint a token with `./rakazo token create`)",
@@ -87,7 +94,7 @@ export const ERROR_MEANING: Record<AppErrorCode, string> = {
     "this provider or deployment lacks the feature (desktop, screens, page browser, agent model, a network policy it cannot enforce: `details.mode`)",
   PROVIDER_ERROR: "the computer's provider failed (`details.providerCode`)",
   NOT_SERVER_OWNER:
-    "`computer/releaseInterrupted` by someone other than the server owner (the installation's first user, OPS-6)",
+    "`computer/releaseInterrupted` by someone other than the server owner (the installation's first user unless the operator transferred it, OPS-6)",
   WORKERS_STOPPED_REQUIRED:
     "`computer/releaseInterrupted` without `workersStopped: true`: assert that its workers and provider calls have stopped (OPS-6)",
   OPERATION_IN_OTHER_SPACE:
@@ -96,6 +103,13 @@ export const ERROR_MEANING: Record<AppErrorCode, string> = {
     "`computer/releaseInterrupted` for an operation that is not `interrupted` (`details.status`)",
   OPERATION_IN_PROGRESS:
     "the computer is reserved by an update or recovery (OPS-1): new runs, stop, start and takeover wait (`details.kind`, `details.stage`)",
+  NOT_SPACE_OWNER:
+    "inviting, removing another member or changing a role by someone who is not an owner of the space",
+  LAST_OWNER: "removing or demoting a space's only owner: make someone else owner first",
+  INVITE_INVALID: "not an open invite code (unknown, mistyped or revoked)",
+  INVITE_EXPIRED: "the invite code is past its expiry: ask for a new one",
+  INVITE_USED: "the invite code was already redeemed (each is single use)",
+  ALREADY_MEMBER: "`invite/accept` by someone already in that space (`details.role`); the code stays unspent",
   DATABASE_UNAVAILABLE:
     "Postgres could not be reached (restarting, down, connection dropped): retry; nothing was half-done by this request",
   INTERNAL: "a bug: the server logged it",

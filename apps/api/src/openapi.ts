@@ -45,6 +45,8 @@ const SECURITY: Record<RpcContract["auth"], readonly Record<string, []>[]> = {
   external: [{ externalToken: [] }],
   // Open to this machine, or the operator's BOOTSTRAP_TOKEN / printed setup code as the bearer.
   bootstrap: [{}, { setupToken: [] }],
+  // No bearer: the one-time invite code in the body is the credential.
+  invite: [{}],
 };
 
 const SECURITY_SCHEMES = {

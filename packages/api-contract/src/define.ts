@@ -28,9 +28,10 @@ export interface RpcContract<
   readonly errors: E;
   /**
    * `token`: a bearer API token; `bootstrap`: first-run setup (optionally a bootstrap token);
-   * `external`: the deployment's `EXTERNAL_COMPUTER_TOKEN`, served only when set.
+   * `external`: the deployment's `EXTERNAL_COMPUTER_TOKEN`, served only when set; `invite`: no
+   * bearer, the one-time invite code in the body is the credential (`invite/redeem`).
    */
-  readonly auth: "token" | "bootstrap" | "external";
+  readonly auth: "token" | "bootstrap" | "external" | "invite";
   readonly input: I;
   /** What `result` holds on the wire (Dates are already ISO strings here). */
   readonly output: O;
@@ -55,6 +56,8 @@ const ID_PREFIXES = {
   event: "evt",
   attachment: "att",
   token: "tok",
+  user: "usr",
+  invite: "inv",
   approval: "apr",
 } as const;
 
@@ -75,6 +78,8 @@ export const operationId = idOf("operation");
 export const eventId = idOf("event");
 export const attachmentId = idOf("attachment");
 export const tokenId = idOf("token");
+export const userId = idOf("user");
+export const inviteId = idOf("invite");
 export const approvalId = idOf("approval");
 
 /**

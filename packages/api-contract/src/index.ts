@@ -52,6 +52,16 @@ import {
   tokenList,
   tokenRevoke,
 } from "./rpc/identity.ts";
+import {
+  inviteAccept,
+  inviteCreate,
+  inviteList,
+  inviteRedeem,
+  inviteRevoke,
+  memberList,
+  memberRemove,
+  memberSetRole,
+} from "./rpc/members.ts";
 import { computerSetNetwork } from "./rpc/network.ts";
 import {
   computerOperationsList,
@@ -85,6 +95,7 @@ export * from "./rpc/external.ts";
 export * from "./rpc/files.ts";
 export * from "./rpc/guard.ts";
 export * from "./rpc/identity.ts";
+export * from "./rpc/members.ts";
 export * from "./rpc/network.ts";
 export * from "./rpc/operations.ts";
 export * from "./rpc/runs.ts";
@@ -104,6 +115,14 @@ export const RPC_CONTRACTS = [
   tokenCreate,
   tokenList,
   tokenRevoke,
+  memberList,
+  memberSetRole,
+  memberRemove,
+  inviteCreate,
+  inviteList,
+  inviteRevoke,
+  inviteAccept,
+  inviteRedeem,
   computerCreate,
   computerGet,
   computerList,

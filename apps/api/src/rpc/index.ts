@@ -47,6 +47,16 @@ import {
   tokenList,
   tokenRevoke,
 } from "./identity.ts";
+import {
+  inviteAccept,
+  inviteCreate,
+  inviteList,
+  inviteRedeem,
+  inviteRevoke,
+  memberList,
+  memberRemove,
+  memberSetRole,
+} from "./members.ts";
 import { computerSetNetwork } from "./network.ts";
 import {
   computerOperationsList,
@@ -87,6 +97,14 @@ const HANDLERS: { readonly [N in RpcName]: RpcDefinition<RpcContracts[N]> } = {
   "token/create": tokenCreate,
   "token/list": tokenList,
   "token/revoke": tokenRevoke,
+  "member/list": memberList,
+  "member/setRole": memberSetRole,
+  "member/remove": memberRemove,
+  "invite/create": inviteCreate,
+  "invite/list": inviteList,
+  "invite/revoke": inviteRevoke,
+  "invite/accept": inviteAccept,
+  "invite/redeem": inviteRedeem,
   "computer/create": computerCreate,
   "computer/get": computerGet,
   "computer/list": computerList,

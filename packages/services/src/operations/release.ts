@@ -7,36 +7,18 @@
  * it back up from its last saved workspace: that is the recovery offered afterwards.
  *
  * The server owner is the installation's first user — the one `setup/bootstrap` created (or the
- * launcher's first run); see docs/decisions.md.
+ * launcher's first run) — until the operator transfers it (../identity/server-owner.ts).
  */
-import { type ComputerState, computerOperations, computers, spaceMembers, users } from "@rakazo/db";
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { type ComputerState, computerOperations, computers, spaceMembers } from "@rakazo/db";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { type ComputerView, toComputerView } from "../computers/view.ts";
 import type { ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
+import { requireServerOwner } from "../identity/server-owner.ts";
 import { type OperationView, toOperationView } from "./view.ts";
 
 export const RELEASED_COMPUTER_ERROR =
   "an interrupted operation was released; start the computer to recover it from its last saved workspace (work not saved before the interruption may be lost)";
-
-/** The installation's first user (the bootstrap user). */
-export async function serverOwnerId(ctx: Pick<ServiceContext, "db">): Promise<string | undefined> {
-  const [row] = await ctx.db
-    .select({ id: users.id })
-    .from(users)
-    .orderBy(asc(users.createdAt), asc(users.id))
-    .limit(1);
-  return row?.id;
-}
-
-export async function requireServerOwner(ctx: Pick<ServiceContext, "db">, userId: string): Promise<void> {
-  if ((await serverOwnerId(ctx)) !== userId) {
-    throw new AppError(
-      "NOT_SERVER_OWNER",
-      "only the server owner (the installation's first user) may do this",
-    );
-  }
-}
 
 export async function releaseInterruptedOperation(
   ctx: Pick<ServiceContext, "db" | "log">,
