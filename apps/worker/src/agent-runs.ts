@@ -102,19 +102,21 @@ export function agentRunHandler(ctx: ServiceContext, options: AgentHostOptions) 
       }
       if (abort.signal.aborted) return;
       const error = agent.state.errorMessage;
-      transcript.status(error ? "failed" : "completed", error ? { error } : {});
       await endRun(ctx, caller, {
         runId: payload.runId,
         fencingToken: payload.fencingToken,
         outcome: error ? "fail" : "complete",
         ...(error ? { error: error.slice(0, 2_000) } : {}),
       });
+      // After endRun: a run a person stopped meanwhile is not "completed" in its transcript.
+      transcript.status(error ? "failed" : "completed", error ? { error } : {});
       ctx.log.info("agent.run_finished", { runId: payload.runId, toolCalls: toolCalls.length });
     } catch (error) {
       ctx.log.error("agent.run_failed", { runId: payload.runId, error });
       if (!abort.signal.aborted) {
         const message = error instanceof Error ? error.message : String(error);
-        await endRun(ctx, caller, { ...key, runId: payload.runId, outcome: "fail", error: message }).catch(
+        await endRun(ctx, caller, { ...key, runId: payload.runId, outcome: "fail", error: message }).then(
+          () => transcript?.status("failed", { error: message }),
           (endError: unknown) => {
             if (!isAppError(endError)) throw endError;
           },

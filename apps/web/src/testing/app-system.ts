@@ -45,6 +45,8 @@ export async function startAppSystem(options: {
   setupCode?: string;
   /** WEB_PUBLIC_URL: browsers reach the web service there (a TLS proxy's https URL). */
   webPublicUrl?: string;
+  /** Agent runs: the API's `AGENT_MODEL` and the worker's host (a scripted model in tests). */
+  agent?: NonNullable<Parameters<typeof startWorker>[0]["agent"]>;
 }): Promise<AppSystem> {
   const database = await createTestDatabase();
   const dataDir = await mkdtemp(join(tmpdir(), "rakazo-webapp-"));
@@ -67,7 +69,11 @@ export async function startAppSystem(options: {
     homes: { store: new LocalAgentHomeStore({ dataDir }), keys: new LocalKeyWrapper(masterKey) },
     screens,
   };
-  const runtime = await createRuntime({ ...shared, role: "api" });
+  const runtime = await createRuntime({
+    ...shared,
+    role: "api",
+    ...(options.agent ? { agentModel: options.agent.model } : {}),
+  });
   const activityFeed = await startActivityFeed({ db: database.db, log });
   const runEventFeed = await startRunEventFeed({ db: database.db, log });
   const app = createApiApp({
@@ -84,7 +90,11 @@ export async function startAppSystem(options: {
   });
   const apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
   const workerRuntime = await createRuntime({ ...shared, role: "worker" });
-  const worker: RunningWorker = await startWorker({ runtime: workerRuntime, pollingIntervalSeconds: 0.5 });
+  const worker: RunningWorker = await startWorker({
+    runtime: workerRuntime,
+    pollingIntervalSeconds: 0.5,
+    ...(options.agent ? { agent: options.agent } : {}),
+  });
   const startWeb = (port: number) =>
     startWebServer({
       authority: createAuthorityClient({ apiUrl, serviceToken }),

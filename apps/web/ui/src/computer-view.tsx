@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import { Activity } from "./activity.tsx";
 import { api, errorMessage, RakazoApiError } from "./api.ts";
+import { BotWork } from "./bot-work.tsx";
 import { Confirm } from "./confirm.tsx";
 import { Files } from "./files.tsx";
 import { type MessageKey, useT } from "./i18n.ts";
@@ -327,6 +328,15 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
             />
           )}
         </div>
+      )}
+      {state === "running" && bot && (
+        <BotWork
+          computerId={computerId}
+          bot={bot}
+          inControl={control}
+          takeControl={takeControl}
+          handBack={release}
+        />
       )}
       {/* FIL-1: not running, the stored workspace is browsed and previewed (no upload). */}
       {state && state !== "running" && state !== "deleting" && (

@@ -1,6 +1,7 @@
 import type { RpcOutput } from "@rakazo/client";
 import { type FormEvent, useState } from "react";
 import { api, errorMessage } from "./api.ts";
+import { WaitingRuns } from "./bot-work.tsx";
 import { Confirm } from "./confirm.tsx";
 import { type MessageKey, useT } from "./i18n.ts";
 import { OperationsPill } from "./operations.tsx";
@@ -92,6 +93,7 @@ function SpaceSection({ space }: { space: Space }) {
         </p>
       )}
       <h3>{t("home.computers")}</h3>
+      <WaitingRuns spaceId={space.id} computers={live} bots={bots.data ?? []} />
       {computers.data && live.length === 0 && <p>{t("home.noComputers")}</p>}
       <ul className="computers">
         {live.map((computer) => (

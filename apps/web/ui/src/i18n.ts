@@ -3,8 +3,10 @@
  * missing from a locale falls back to English; the tests switch locales to prove both are wired.
  */
 import { createContext, useContext } from "react";
+import { botWorkDe, botWorkEn } from "./i18n-bot-work.ts";
 
 const en = {
+  ...botWorkEn,
   "app.title": "Rakazo",
   "app.skip": "Skip to content",
   "app.signOut": "Sign out",
@@ -202,6 +204,7 @@ export type MessageKey = keyof typeof en;
 type Catalogue = Partial<Record<MessageKey, string>>;
 
 const de: Catalogue = {
+  ...botWorkDe,
   "app.skip": "Zum Inhalt springen",
   "app.signOut": "Abmelden",
   "app.language": "Sprache",

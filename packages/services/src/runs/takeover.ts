@@ -20,6 +20,7 @@ import {
   revokeExecutionLease,
 } from "./leases.ts";
 import { activeRunOf, finishRun, type RunView } from "./runs.ts";
+import { appendRunEvent } from "./transcript.ts";
 
 export const STOP_THE_BOT_FIRST = "Stop the bot first";
 
@@ -92,6 +93,15 @@ export async function stopBot(
   await revokeExecutionLease(ctx, key);
   let canceled: RunView | undefined;
   if (run) canceled = await finishRun(ctx, { run, computer, outcome: "cancel" }, { force: true });
+  // The run's transcript ends with who ended it (the worker's session writes nothing more).
+  if (canceled) {
+    await appendRunEvent(ctx, {
+      runId: canceled.id,
+      computerId: computer.id,
+      type: "status",
+      payload: { status: "canceled", by: "person" },
+    });
+  }
   ctx.log.info("bot.stopped", { ...key, canceledRunId: canceled?.id ?? null });
   return { canceledRunId: canceled?.id ?? null };
 }
