@@ -119,7 +119,7 @@ describe.skipIf(missing.length > 0)(
     describe.each(VIEWPORTS)("at $name ($width×$height)", (viewport) => {
       let page: Page;
       const shellSockets = () =>
-        page.evaluate(() => (window as unknown as { __shells: WebSocket[] }).__shells.length);
+        page.evaluate(() => (globalThis as unknown as { __shells: { close(): void }[] }).__shells.length);
       const shot = (name: string) =>
         page.screenshot({ path: path.join(OUTPUT, `${viewport.name}-${name}.png`) });
       const screenStatus = () => page.locator(".screen").getAttribute("data-screen-status");
@@ -135,12 +135,30 @@ describe.skipIf(missing.length > 0)(
         page.on("pageerror", (error) => console.error(`[${viewport.name}] page error: ${error.message}`));
         // The page's timers run on Playwright's clock (flowing with real time until moved on).
         await page.clock.install();
+        // When the screen was first framed, on the page's clock (the app's 15 s start there).
+        await page.addInitScript(() => {
+          const page = globalThis as unknown as {
+            __framedAt?: number;
+            document: { querySelector(selector: string): unknown };
+            MutationObserver: new (
+              callback: (records: unknown, observer: { disconnect(): void }) => void,
+            ) => { observe(target: object, options: object): void };
+          };
+          new page.MutationObserver((_records, observer) => {
+            if (!page.document.querySelector(".screen iframe")) return;
+            page.__framedAt = Date.now();
+            observer.disconnect();
+          }).observe(page.document, { childList: true, subtree: true });
+        });
         // The shell's sockets, kept where the test can drop one (the app's own code is unchanged).
         await page.addInitScript(() => {
-          const Native = window.WebSocket;
-          const shells: WebSocket[] = [];
-          (window as unknown as { __shells: WebSocket[] }).__shells = shells;
-          window.WebSocket = class extends Native {
+          type Socket = { close(): void };
+          type Socketish = new (url: string | URL, protocols?: string | string[]) => Socket;
+          const page = globalThis as unknown as { WebSocket: Socketish; __shells: Socket[] };
+          const Native = page.WebSocket;
+          const shells: Socket[] = [];
+          page.__shells = shells;
+          page.WebSocket = class extends Native {
             constructor(url: string | URL, protocols?: string | string[]) {
               super(url, protocols);
               if (/\/terminals\/[^/]+\/pty$/.test(String(url))) shells.push(this);
@@ -153,10 +171,15 @@ describe.skipIf(missing.length > 0)(
       it("SCR-8: a gateway that never answers shows the error and Retry at 15 s; a failed report does too", async () => {
         gatewaySilent = true;
         await page.goto(`${system.web.url}/#/computers/${computerId}`);
-        await expect.poll(screenStatus, { timeout: 15_000 }).toBe("connecting");
+        await expect.poll(screenStatus, { timeout: 30_000 }).toBe("connecting");
         expect(await page.locator(".screen iframe").count()).toBe(1);
-        // Just short of 15 s nothing is said yet; at 15 s the error and Retry show.
-        await page.clock.fastForward(14_000);
+        // A second short of 15 s after framing nothing is said yet; at 15 s the error and Retry show.
+        const framedFor = await page.evaluate(
+          () => Date.now() - ((globalThis as unknown as { __framedAt?: number }).__framedAt ?? Number.NaN),
+        );
+        expect(framedFor).toBeGreaterThanOrEqual(0);
+        expect(framedFor).toBeLessThan(14_000);
+        await page.clock.fastForward(14_000 - framedFor);
         expect(await page.getByTestId("screen-error").count()).toBe(0);
         expect(await screenStatus()).toBe("connecting");
         await page.clock.fastForward(1_100);
@@ -181,16 +204,22 @@ describe.skipIf(missing.length > 0)(
         const screenPage = await page.context().newPage();
         try {
           // The app's page in the same browser has the API (a secure context: 127.0.0.1)…
-          expect(await page.evaluate(() => typeof (window as { VideoDecoder?: unknown }).VideoDecoder)).toBe(
-            "function",
-          );
+          expect(
+            await page.evaluate(() => typeof (globalThis as { VideoDecoder?: unknown }).VideoDecoder),
+          ).toBe("function");
           const response = await screenPage.goto(minted.url);
           expect(response?.status()).toBe(200);
           // …the proxied noVNC page does not: the reporter removed it before noVNC's probe.
           expect(
-            await screenPage.evaluate(() => typeof (window as { VideoDecoder?: unknown }).VideoDecoder),
+            await screenPage.evaluate(() => typeof (globalThis as { VideoDecoder?: unknown }).VideoDecoder),
           ).toBe("undefined");
-          expect(await screenPage.evaluate(() => document.documentElement.className)).toMatch(/screen-/);
+          expect(
+            await screenPage.evaluate(
+              () =>
+                (globalThis as unknown as { document: { documentElement: { className: string } } }).document
+                  .documentElement.className,
+            ),
+          ).toMatch(/screen-/);
           await screenPage.screenshot({ path: path.join(OUTPUT, `${viewport.name}-screen-page.png`) });
         } finally {
           await screenPage.close();
@@ -210,7 +239,9 @@ describe.skipIf(missing.length > 0)(
         expect(await shellSockets()).toBe(1);
 
         // The connection drops under the shell.
-        await page.evaluate(() => (window as unknown as { __shells: WebSocket[] }).__shells[0]?.close());
+        await page.evaluate(() =>
+          (globalThis as unknown as { __shells: { close(): void }[] }).__shells[0]?.close(),
+        );
         await expect.poll(shellSockets, { timeout: 15_000 }).toBe(2);
         await expect
           .poll(async () => ((await rows.textContent()) ?? "").split("rakazo:~").length, { timeout: 15_000 })
