@@ -52,6 +52,8 @@ export interface DeltaIndex {
 
 const DELTA_MAGIC = Buffer.from("RKZD", "ascii");
 const MAX_INDEX_BYTES = 64 * 1024 * 1024;
+/** Far above any policy's maxDeltas; a longer chain in an index is refused before any download. */
+const MAX_CHAIN = 1000;
 
 export function encodeDeltaPrefix(index: DeltaIndex): Buffer {
   const json = Buffer.from(JSON.stringify(index), "utf8");
@@ -76,8 +78,9 @@ function parseDeltaIndex(json: string, revision: number): DeltaIndex {
   }
   const { format, chain, parentHeader, deleted, baseBytes, deltaBytes } = raw ?? {};
   if (format !== 1) throw invalidDelta("unknown index format");
-  if (!Array.isArray(chain) || chain.length === 0 || !chain.every((r) => isCount(r) && r > 0))
+  if (!Array.isArray(chain) || chain.length === 0 || chain.length > MAX_CHAIN)
     throw invalidDelta("bad chain");
+  if (!chain.every((r) => isCount(r) && r > 0)) throw invalidDelta("bad chain");
   for (let i = 1; i < chain.length; i += 1)
     if (chain[i] !== chain[i - 1] + 1) throw invalidDelta("the chain has gaps");
   if (chain.at(-1) !== revision - 1) throw invalidDelta(`revision ${revision} does not follow its parent`);
