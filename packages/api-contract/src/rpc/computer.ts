@@ -22,7 +22,15 @@ export const computerCreate = defineContract({
   errors: ["NOT_FOUND", "QUOTA_EXCEEDED", "UNSUPPORTED"],
   input: z.strictObject({
     spaceId,
-    name: z.string().trim().min(1).max(100).optional(),
+    name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe(
+        'Kept as given, even where another computer of the space has it. Absent: a name no other computer of the space has, "Team Computer" (or "Private Computer") first, then "Computer N".',
+      ),
     mode: computerMode.default("team"),
     botId: botId.optional(),
     size: z

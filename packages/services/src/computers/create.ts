@@ -3,6 +3,7 @@ import type { NetworkPolicy } from "@rakazo/sandbox";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 import { requireBotInSpace, requireMembership } from "../identity/spaces.ts";
+import { defaultComputerName } from "./names.ts";
 import { resolveCreatePolicy, storedPolicy } from "./network.ts";
 import { enqueueOperation, recordOperation } from "./operations.ts";
 import { assertWithinSpaceQuota } from "./quota.ts";
@@ -32,10 +33,10 @@ export async function createComputer(
     if (!input.botId) throw new AppError("INVALID_INPUT", "a private computer needs botId");
     await requireBotInSpace(ctx, input.spaceId, input.botId);
   }
-  const { row, operationId } = await ctx.db.transaction((tx) =>
+  const { row, operationId } = await ctx.db.transaction(async (tx) =>
     insertComputer(tx, ctx, {
       spaceId: input.spaceId,
-      name: input.name ?? (input.mode === "team" ? "Team Computer" : "Private Computer"),
+      name: input.name ?? (await defaultComputerName(tx, input.spaceId, input.mode)),
       mode: input.mode,
       ownerBotId: input.mode === "private" ? (input.botId ?? null) : null,
       ...(input.size ? { size: input.size } : {}),
@@ -84,8 +85,8 @@ export async function insertComputer(
       memoryMib: size.memoryMib,
       cpuMillis: Math.round(size.cpus * 1000),
       pidsLimit: size.pids,
-      network: storedPolicy(network),
       diskMib: size.diskMib,
+      network: storedPolicy(network),
     })
     .returning();
   if (!row) throw new AppError("INTERNAL", "computer insert returned nothing");
