@@ -5,6 +5,7 @@
  * lists its stages; a failed computer shows its last error and Recover, whose confirm says what
  * recovery does. In real Chromium against the real API, worker and Postgres, at 1280×800 and
  * 390×844, with axe-core finding no serious or critical violation and a screenshot of each state
+ * (the network policy of a stopped computer is changed in the view too)
  * under apps/web/test-output/states/.
  *
  * The provider is the fake with two switches of this test's own around `provision` (the fake
@@ -135,6 +136,37 @@ describe.skipIf(missing.length > 0)(
         page.on("pageerror", (error) => console.error(`[${viewport.name}] page error: ${error.message}`));
       }, 60_000);
       afterAll(() => page?.context().close());
+
+      it("stopped: the network is changed in the view, a bad host named before sending", async () => {
+        await page.goto(`${system.web.url}/#/computers/${computerId}`);
+        await expect.poll(() => badge().textContent()).toBe("stopped");
+        const editor = page.getByTestId("network-editor");
+        await editor.getByRole("button", { name: "Change network", exact: true }).click();
+        await editor.getByLabel("Network access").selectOption("allowlist");
+        const hosts = editor.getByLabel("Allowed hosts", { exact: false });
+        await hosts.fill("docs.example.com:443\nnot a host");
+        await editor.getByRole("button", { name: "Save network", exact: true }).click();
+        await editor.getByText("Not a host name, *.domain or IP address: not a host").waitFor();
+        expect((await client.call("computer/get", { computerId })).network).toEqual({ mode: "none" });
+        await shot("network-edit");
+        await hosts.fill("docs.example.com:443\n*.example.org");
+        await editor.getByRole("button", { name: "Save network", exact: true }).click();
+        await editor.getByText("Network saved. It applies when the computer next starts.").waitFor();
+        const details = page.getByTestId("computer-details");
+        await expect
+          .poll(() => details.textContent())
+          .toContain("Network: allowed hosts only (docs.example.com, *.example.org)");
+        expect((await client.call("computer/get", { computerId })).network).toEqual({
+          mode: "allowlist",
+          allow: [{ host: "docs.example.com", ports: [443] }, { host: "*.example.org" }],
+        });
+        // Back to no network, as the next test expects it.
+        await editor.getByRole("button", { name: "Change network", exact: true }).click();
+        await editor.getByLabel("Network access").selectOption("none");
+        await editor.getByRole("button", { name: "Save network", exact: true }).click();
+        await expect.poll(() => details.textContent()).toContain("Network: no network");
+        expect((await client.call("computer/get", { computerId })).network).toEqual({ mode: "none" });
+      }, 60_000);
 
       it("stopped: provider, size, network, the stored file and Activity; Start starts it, with progress", async () => {
         await page.goto(`${system.web.url}/#/computers/${computerId}`);

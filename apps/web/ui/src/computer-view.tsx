@@ -5,6 +5,7 @@ import { BotWork } from "./bot-work.tsx";
 import { Confirm } from "./confirm.tsx";
 import { Files } from "./files.tsx";
 import { type MessageKey, useT } from "./i18n.ts";
+import { NetworkEditor } from "./network.tsx";
 import { OperationsHistory, OperationsPill } from "./operations.tsx";
 import { usePoll } from "./poll.ts";
 import { Screen, type ScreenStatus } from "./screen.tsx";
@@ -169,7 +170,14 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
               })
             : t("view.sizeDefault")}{" "}
           · {t("view.network")}: {t(`view.network.${computer.data.network.mode}` as MessageKey)}
+          {computer.data.network.allow?.length
+            ? ` (${computer.data.network.allow.map((e) => e.host).join(", ")})`
+            : ""}
         </p>
+      )}
+      {/* The network changes only while no machine runs (computer/setNetwork), at the next start. */}
+      {computer.data && (state === "stopped" || state === "unprovisioned" || state === "failed") && (
+        <NetworkEditor computerId={computerId} policy={computer.data.network} onSaved={computer.refresh} />
       )}
       {computer.data && (
         <div className="controls">

@@ -3,9 +3,11 @@
  * missing from a locale falls back to English; the tests switch locales to prove both are wired.
  */
 import { createContext, useContext } from "react";
+import { viewDe, viewEn } from "./i18n-view.ts";
 import { botWorkDe, botWorkEn } from "./i18n-bot-work.ts";
 
 const en = {
+  ...viewEn,
   ...botWorkEn,
   "app.title": "Rakazo",
   "app.skip": "Skip to content",
@@ -204,6 +206,7 @@ export type MessageKey = keyof typeof en;
 type Catalogue = Partial<Record<MessageKey, string>>;
 
 const de: Catalogue = {
+  ...viewDe,
   ...botWorkDe,
   "app.skip": "Zum Inhalt springen",
   "app.signOut": "Abmelden",
