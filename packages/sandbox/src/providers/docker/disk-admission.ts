@@ -14,7 +14,7 @@ const MIB = 1024 ** 2;
  * Measured: a fresh Chromium profile holds 2.6 MiB after its first page; its cache and
  * session files then grow by tens of MiB. 64 MiB leaves that room.
  */
-export const PROFILE_ROOM_BYTES = 64 * MIB;
+const PROFILE_ROOM_BYTES = 64 * MIB;
 
 export function withDiskAdmission(desktop: SandboxDesktop, homeDir: () => Promise<string>): SandboxDesktop {
   const admit = async (botId: string): Promise<void> => {

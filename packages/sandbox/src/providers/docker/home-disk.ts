@@ -21,11 +21,9 @@ import { hostPaths } from "./container-spec.ts";
 const run = promisify(execFile);
 
 export const DEFAULT_DISK_BYTES = 10 * 1024 ** 3;
-/** Below this mkfs.ext4 cannot make a usable filesystem with a journal. */
-export const MIN_DISK_BYTES = 64 * 1024 ** 2;
 const MOUNT_OPTIONS = "loop,nosuid,nodev,noatime";
 
-export function disksDir(dataDir: string): string {
+function disksDir(dataDir: string): string {
   return join(dataDir, "disks");
 }
 
@@ -134,7 +132,7 @@ async function grow(image: string, homeDir: string, sizeBytes: number): Promise<
 }
 
 /** Unmounts the home's disk (the loop device goes with it); a no-op when none is mounted. */
-export async function detachHomeDisk(homeDir: string): Promise<void> {
+async function detachHomeDisk(homeDir: string): Promise<void> {
   if (!(await isAttached(homeDir))) return;
   try {
     await run("umount", [homeDir]);
@@ -147,7 +145,7 @@ export async function detachHomeDisk(homeDir: string): Promise<void> {
 }
 
 /** Used and total bytes of the home's filesystem; null when no disk is mounted there. */
-export async function homeDiskUsage(homeDir: string): Promise<HomeDiskUsage | null> {
+async function homeDiskUsage(homeDir: string): Promise<HomeDiskUsage | null> {
   if (!(await isAttached(homeDir))) return null;
   const fs = await statfs(homeDir);
   return { usedBytes: (fs.blocks - fs.bfree) * fs.bsize, sizeBytes: fs.blocks * fs.bsize };
