@@ -20,7 +20,7 @@ import type { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 
 const KEEPALIVE_MS = 15_000;
-export const MAX_QUEUED_RUN_EVENTS = 64;
+const MAX_QUEUED_RUN_EVENTS = 64;
 
 export function mountActivityStream(
   app: Hono,
