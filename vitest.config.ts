@@ -6,6 +6,15 @@ import LongFirstSequencer from "./tests/setup/long-first.ts";
 // 2-core machine vitest's default is one, which put them in one serial lane behind the Docker
 // suites); each file has its own database clone and each host-desktop suite its own display range.
 const SOLO = ["tests/docker/desktop-capacity.docker.test.ts"];
+// The suites run a second time with computers under gVisor (RAKAZO_DOCKER_RUNTIME=runsc,
+// docs/security.md): the provider contract, VER-4, the host boundary and the network policy.
+// RAKAZO_TEST_RUNSC=0 leaves that run out (e.g. `pnpm vitest run <file>` while working on it).
+const RUNSC = [
+  "packages/sandbox/src/providers/docker/docker-provider.docker.test.ts",
+  "infra/sandboxes/supervisor/src/desktops/team-desktops.docker.test.ts",
+  "tests/docker/host-boundary.docker.test.ts",
+  "tests/docker/network-policy.docker.test.ts",
+];
 
 export default defineConfig({
   test: {
@@ -63,6 +72,23 @@ export default defineConfig({
           sequence: { groupOrder: 2 },
         },
       },
+      ...(process.env.RAKAZO_TEST_RUNSC === "0"
+        ? []
+        : [
+            {
+              // After the runc lanes: each suite's names and labels are its own, not per runtime.
+              test: {
+                name: "docker-runsc",
+                include: RUNSC,
+                env: { RAKAZO_DOCKER_RUNTIME: "runsc" },
+                globalSetup: ["tests/setup/postgres.ts", "apps/web/src/testing/build-app.ts"],
+                testTimeout: 180_000,
+                hookTimeout: 240_000,
+                maxWorkers: 2,
+                sequence: { groupOrder: 3 },
+              },
+            },
+          ]),
     ],
   },
 });

@@ -3,7 +3,8 @@
 # Chromium at /usr/bin/chromium (playwright-core and the page-method tests launch it), and the
 # desktop stack the host supervisor runs (Xvfb, x11vnc, xdotool) with a font for text pages,
 # Debian's docker-compose (v1) and mmdebstrap for the compose suite (offline image builds), and
-# libnss-wrapper for the PTY server's host test, and nginx as the TLS proxy in front of the web
+# libnss-wrapper for the PTY server's host test, gVisor's runsc for the Docker suites' second
+# runtime, and nginx as the TLS proxy in front of the web
 # service (its system service is not used: the test runs its own nginx on a loopback port).
 # Idempotent and fast when everything is present (no apt call at all). Docker is installed by
 # scripts/docker-engine.sh. Under CI=true a suite whose tool is still missing fails, naming it.
@@ -26,6 +27,9 @@ declare -A NEEDED=(
   [openssl]=openssl
   # A real RFB 3.3 client: the gateway's view-only filter must serve it a picture.
   [vncsnapshot]=vncsnapshot
+  # gVisor: the Docker suites run again under RAKAZO_DOCKER_RUNTIME=runsc (vitest.config.ts);
+  # scripts/docker-engine.sh registers it with the engine.
+  [runsc]=runsc
 )
 
 missing=()

@@ -39,6 +39,7 @@ const SUITES: readonly Suite[] = [
   { name: "web-app", load: async () => (await import("./web-app.ts")).benchWebApp },
   { name: "terminal", load: async () => (await import("./terminal.ts")).benchTerminal },
   { name: "desktops", load: async () => (await import("./desktops.ts")).benchDesktops },
+  { name: "runtimes", load: async () => (await import("./runtimes.ts")).benchRuntimes },
   { name: "homes", load: async () => (await import("./homes.ts")).benchHomes },
   { name: "homes-chain", load: async () => (await import("./homes-chain.ts")).benchHomesChain },
   { name: "host", load: async () => (await import("./host.ts")).benchHost },

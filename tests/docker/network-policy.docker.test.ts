@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createProvider, type NetworkPolicy, type Sandbox, type SandboxProvider } from "@rakazo/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COMPUTER_IMAGE, dockerUnavailable } from "../support/docker.ts";
+import { COMPUTER_IMAGE, DOCKER_RUNTIME, dockerUnavailable } from "../support/docker.ts";
 import { buildSupervisorOverlay } from "../support/supervisor-overlay.ts";
 
 const unavailable = await dockerUnavailable();
@@ -77,7 +77,7 @@ function startFixture(image: string, alias: string, marker: string): void {
   );
 }
 
-describe.skipIf(unavailable !== undefined)("network policies under Docker", () => {
+describe.skipIf(unavailable !== undefined)(`network policies under Docker (${DOCKER_RUNTIME})`, () => {
   let overlay: ReturnType<typeof buildSupervisorOverlay> | undefined;
   let provider: SandboxProvider;
   let dataDir = "";
@@ -121,6 +121,7 @@ describe.skipIf(unavailable !== undefined)("network policies under Docker", () =
       kind: "docker",
       image: overlay.image,
       dataDir,
+      runtime: DOCKER_RUNTIME,
       egressNetwork: NETWORK,
       // The fixtures' range is opened explicitly, as an operator would open a private range;
       // the host's address inside it must stay refused.
@@ -324,6 +325,7 @@ describe.skipIf(unavailable !== undefined)("network policies under Docker", () =
         kind: "docker",
         image: overlay?.image ?? COMPUTER_IMAGE,
         dataDir: ownDir,
+        runtime: DOCKER_RUNTIME,
         // The same internal network and opened fixture range as the suite's provider.
         egressNetwork: NETWORK,
         egressPrivateAllow: [subnet],

@@ -70,6 +70,15 @@ describe("provider settings", () => {
     });
   });
 
+  it("docker: computers under runc unless RAKAZO_DOCKER_RUNTIME names another OCI runtime", () => {
+    const docker = (env: Record<string, string>) =>
+      providerSettings(parseWorkerEnv({ RAKAZO_PROVIDER: "docker", DATA_DIR: "/srv/rakazo", ...env }));
+    expect(docker({})).toMatchObject({ runtime: "runc" });
+    expect(docker({ RAKAZO_DOCKER_RUNTIME: "" })).toMatchObject({ runtime: "runc" });
+    expect(docker({ RAKAZO_DOCKER_RUNTIME: "runsc" })).toMatchObject({ runtime: "runsc" });
+    expect(() => docker({ RAKAZO_DOCKER_RUNTIME: "runsc --debug" })).toThrow(/RAKAZO_DOCKER_RUNTIME/);
+  });
+
   it("host (PRV-6): the staged supervisor in DATA_DIR and the display range it owns", () => {
     const env = parseApiEnv({
       RAKAZO_PROVIDER: "host",

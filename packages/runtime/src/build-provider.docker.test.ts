@@ -36,6 +36,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
         image: COMPUTER_IMAGE,
         dataDir,
         socketPath: "/var/run/docker.sock",
+        runtime: "runc",
         screenLimit: 0,
         memoryBytes: 1024 ** 3,
         nanoCpus: 1_000_000_000,

@@ -27,6 +27,8 @@ export interface DockerProviderConfig {
   readonly image: string;
   readonly dataDir: string;
   readonly socketPath?: string;
+  /** The OCI runtime computers run under (`runc` when unset; `runsc` is gVisor, docs/security.md). */
+  readonly runtime?: string;
   readonly screenLimit?: number;
   /** The supervisor's desktop admission (CMP-5); unset fields keep its defaults. */
   readonly desktopAdmission?: DesktopAdmissionSettings;

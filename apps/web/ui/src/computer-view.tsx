@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import { Activity } from "./activity.tsx";
 import { api, errorMessage, RakazoApiError } from "./api.ts";
+import { Guard } from "./approvals.tsx";
 import { BotWork } from "./bot-work.tsx";
 import { Confirm } from "./confirm.tsx";
 import { Files } from "./files.tsx";
@@ -337,6 +338,7 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
           )}
         </div>
       )}
+      {state === "running" && bot && <Guard computerId={computerId} bot={bot} />}
       {state === "running" && bot && (
         <BotWork
           computerId={computerId}

@@ -5,10 +5,12 @@
 import { createContext, useContext } from "react";
 import { viewDe, viewEn } from "./i18n-view.ts";
 import { botWorkDe, botWorkEn } from "./i18n-bot-work.ts";
+import { guardDe, guardEn } from "./i18n-guard.ts";
 
 const en = {
   ...viewEn,
   ...botWorkEn,
+  ...guardEn,
   "app.title": "Rakazo",
   "app.skip": "Skip to content",
   "app.signOut": "Sign out",
@@ -208,6 +210,7 @@ type Catalogue = Partial<Record<MessageKey, string>>;
 const de: Catalogue = {
   ...viewDe,
   ...botWorkDe,
+  ...guardDe,
   "app.skip": "Zum Inhalt springen",
   "app.signOut": "Abmelden",
   "app.language": "Sprache",

@@ -1,6 +1,6 @@
 export { buildArchive, readAll } from "./archive.ts";
 export { CONTRACT_TESTS, type ContractOptions, runSandboxProviderContract } from "./contract.ts";
-export { COMPUTER_IMAGE, dockerUnavailable } from "./docker.ts";
+export { COMPUTER_IMAGE, DOCKER_RUNTIME, dockerUnavailable } from "./docker.ts";
 export {
   PAGE_BROWSER_CONTRACT_TESTS,
   type PageBrowserContractOptions,

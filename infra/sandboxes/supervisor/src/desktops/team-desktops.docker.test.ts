@@ -29,7 +29,7 @@ import {
   unixSocketTransport,
 } from "@rakazo/sandbox";
 import { createDockerProvider, type DockerDesktopContext } from "@rakazo/sandbox/docker";
-import { requireDocker } from "@rakazo/sandbox/testing";
+import { DOCKER_RUNTIME, requireDocker } from "@rakazo/sandbox/testing";
 import {
   gatewayKeysFor,
   gatewayTicket,
@@ -45,7 +45,7 @@ import { TICKET_HEADER } from "../gateway/vocabulary.ts";
 // then a missing engine or image fails under CI=true (@rakazo/sandbox/testing).
 const ENABLED =
   (process.env.VERIFY_DOCKER_TEAM_SCREENS === "1" || process.env.CI === "true") &&
-  !(await requireDocker("team desktops (VER-4)")).skip;
+  !(await requireDocker(`team desktops (VER-4, ${DOCKER_RUNTIME})`)).skip;
 const IMAGE = process.env.RAKAZO_COMPUTER_IMAGE ?? "rakazo-computer:latest";
 const RUN_DIR_IN_COMPUTER = "/run/rakazo";
 const FIXTURE_PORTS = [8081, 8082];
@@ -80,7 +80,9 @@ interface Viewer {
 }
 
 describe.skipIf(!ENABLED)(
-  ENABLED ? `team desktops in ${IMAGE}` : "team desktops (VER-4) — skipped: set VERIFY_DOCKER_TEAM_SCREENS=1",
+  ENABLED
+    ? `team desktops in ${IMAGE} under ${DOCKER_RUNTIME}`
+    : "team desktops (VER-4) — skipped: set VERIFY_DOCKER_TEAM_SCREENS=1",
   () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), "rakazo-ver4-"));
     const labelPrefix = `rakazo-ver4-${randomBytes(3).toString("hex")}`;
@@ -128,6 +130,7 @@ describe.skipIf(!ENABLED)(
         image: IMAGE,
         dataDir,
         labelPrefix,
+        runtime: DOCKER_RUNTIME,
         desktop: (context) => {
           contexts.set(context.ref, context);
           return createSupervisedDesktop(

@@ -38,6 +38,8 @@ export const DEFAULT_NANO_CPUS = 2_000_000_000;
 /** Chromium needs more than Docker's 64 MB default /dev/shm. */
 export const SHM_SIZE_BYTES = 256 * 1024 ** 2;
 export const DEFAULT_LABEL_PREFIX = "rakazo";
+/** Docker's own runtime; the engine reports it by this name in `HostConfig.Runtime`. */
+export const DEFAULT_RUNTIME = "runc";
 
 export interface ContainerLabels {
   readonly computer: string;
@@ -141,6 +143,8 @@ export interface ContainerSpecInput {
   readonly network?: NetworkPolicy;
   /** The labels tying the container to its deployment (deployment.ts). */
   readonly deploymentLabels?: Readonly<Record<string, string>>;
+  /** The OCI runtime (`runc` when absent; `runsc` is gVisor, docs/security.md). */
+  readonly runtime?: string;
 }
 
 export function containerCreateOptions(input: ContainerSpecInput): Docker.ContainerCreateOptions {
@@ -172,6 +176,7 @@ export function containerCreateOptions(input: ContainerSpecInput): Docker.Contai
     // reaches out only through its egress proxy's socket.
     NetworkDisabled: true,
     HostConfig: {
+      Runtime: input.runtime ?? DEFAULT_RUNTIME,
       NetworkMode: "none",
       Memory: input.memoryBytes,
       MemorySwap: input.memoryBytes,

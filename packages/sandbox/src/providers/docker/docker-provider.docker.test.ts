@@ -18,18 +18,20 @@ import { isSandboxError } from "../../errors.ts";
 import type { SandboxProvider } from "../../provider.ts";
 import { buildArchive, readAll } from "../../testing/archive.ts";
 import { CONTRACT_TESTS, runSandboxProviderContract } from "../../testing/contract.ts";
+import { DOCKER_RUNTIME } from "../../testing/docker.ts";
 import { requireDocker } from "../../testing/tools.ts";
 import { computerSlug } from "./container-spec.ts";
 import { createDockerProvider } from "./docker-provider.ts";
 import { createSupervisedDockerProvider } from "./supervised.ts";
 
 const IMAGE = process.env.RAKAZO_COMPUTER_IMAGE ?? "rakazo-computer:latest";
-const LABEL_PREFIX = "rakazo-test";
+// Under another runtime (the runsc run, vitest.config.ts) the containers are told apart by label.
+const LABEL_PREFIX = DOCKER_RUNTIME === "runc" ? "rakazo-test" : `rakazo-test-${DOCKER_RUNTIME}`;
 const docker = new Docker({ socketPath: "/var/run/docker.sock" });
 
 // Skipped locally where there is no Docker engine or no computer image; under CI=true that
 // fails instead (@rakazo/sandbox/testing). CI starts the engine and builds the image first.
-const gate = await requireDocker("docker provider");
+const gate = await requireDocker(`docker provider (${DOCKER_RUNTIME})`);
 
 const dataDirs: string[] = [];
 const providers: SandboxProvider[] = [];
@@ -45,6 +47,7 @@ async function newProvider({
     image: IMAGE,
     dataDir,
     labelPrefix: LABEL_PREFIX,
+    runtime: DOCKER_RUNTIME,
     memoryBytes: 1024 ** 3,
     pidsLimit: 512,
     // Most tests cover the provider, not the supervisor: keep the container up without it.
@@ -93,7 +96,11 @@ describe.skipIf(gate.skip)(gate.title, () => {
         supervisedDataDir = await mkdtemp(join(tmpdir(), "rakazo-docker-desktops-"));
         dataDirs.push(supervisedDataDir);
       }
-      return createSupervisedDockerProvider({ image: IMAGE, dataDir: supervisedDataDir });
+      return createSupervisedDockerProvider({
+        image: IMAGE,
+        dataDir: supervisedDataDir,
+        runtime: DOCKER_RUNTIME,
+      });
     },
     // Two cold Chromium starts and five page visits through `docker exec` polling, on a loaded host.
     timeoutMs: 300_000,
@@ -132,7 +139,8 @@ describe.skipIf(gate.skip)(gate.title, () => {
 
     it("runs with networking off: only loopback exists (recipes: --network none)", async () => {
       const { ref, sandbox } = await provision();
-      const nets = await sandbox.exec({ argv: ["ls", "/sys/class/net"] });
+      // /proc/net/dev, not /sys/class/net: gVisor 2022-12 answers EINVAL to listing its sysfs.
+      const nets = await sandbox.exec({ argv: ["sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1"] });
       expect(nets.stdout.split(/\s+/).filter(Boolean)).toEqual(["lo"]);
       const info = await docker.getContainer(ref).inspect();
       expect(info.HostConfig.NetworkMode).toBe("none");
@@ -140,6 +148,20 @@ describe.skipIf(gate.skip)(gate.title, () => {
       expect(info.HostConfig.PidsLimit).toBe(512);
       expect(info.HostConfig.ShmSize).toBeGreaterThanOrEqual(256 * 1024 ** 2);
       expect(info.Config.Labels[`${LABEL_PREFIX}.computer`]).toBeDefined();
+    });
+
+    it(`runs under the configured OCI runtime (${DOCKER_RUNTIME})`, async () => {
+      const { ref, sandbox } = await provision();
+      expect((await docker.getContainer(ref).inspect()).HostConfig.Runtime).toBe(DOCKER_RUNTIME);
+      // gVisor's own kernel log; under runc the host's (unreadable to uid 1000, never gVisor's).
+      const log = await sandbox.exec({ argv: ["sh", "-c", "dmesg 2>/dev/null | head -n 3"] });
+      expect(log.stdout.includes("gVisor")).toBe(DOCKER_RUNTIME === "runsc");
+      // The known gap of gVisor 2022-12 (docs/security.md): coreutils' statx(AT_NO_AUTOMOUNT)
+      // is EINVAL, so Rakazo's own scripts avoid `stat`/`ls -l`. A runsc that fixes it fails
+      // here, so the workarounds and the documented gap go with it.
+      const stat = await sandbox.exec({ argv: ["stat", "-c", "%s", "/etc/passwd"] });
+      if (DOCKER_RUNTIME === "runsc") expect(stat.stderr).toContain("Invalid argument");
+      else expect(stat.exitCode, stat.stderr).toBe(0);
     });
 
     it("runs commands as the workspace user in the workspace", async () => {

@@ -29,6 +29,7 @@ import {
   computerFilter,
   containerCreateOptions,
   DEFAULT_LABEL_PREFIX,
+  DEFAULT_RUNTIME,
   DEFAULT_MEMORY_BYTES,
   DEFAULT_NANO_CPUS,
   DEFAULT_PIDS_LIMIT,
@@ -82,6 +83,8 @@ export interface DockerProviderOptions {
   readonly dataDir: string;
   readonly memoryBytes?: number;
   readonly pidsLimit?: number;
+  /** The OCI runtime of computers (default `runc`; `runsc` is gVisor). Egress proxies stay on runc. */
+  readonly runtime?: string;
   /** Default CPU bound (NanoCpus); a computer's own sizing wins. Capped at the host's cores. */
   readonly nanoCpus?: number;
   /** Label (and container name) prefix; tests use their own to find and clean up their containers. */
@@ -213,6 +216,8 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
       // Another network policy: its environment and mounts are fixed at create.
       (labels[keys.network] ?? "none") !== networkFingerprint(request.network) ||
       runMount?.Source !== paths.computerRunDir ||
+      // Made under another OCI runtime (RAKAZO_DOCKER_RUNTIME changed).
+      (info.HostConfig?.Runtime ?? DEFAULT_RUNTIME) !== (options.runtime ?? DEFAULT_RUNTIME) ||
       // Made before the system was read-only (system-fs.ts).
       info.HostConfig?.ReadonlyRootfs !== true ||
       // Runs on the plain folder: its disk was not mounted when it started.
@@ -300,6 +305,7 @@ export function createDockerProvider(options: DockerProviderOptions): SandboxPro
         ...(options.environment ? { environment: options.environment } : {}),
         ...(request.network ? { network: request.network } : {}),
         deploymentLabels: await ownLabels(),
+        ...(options.runtime ? { runtime: options.runtime } : {}),
       });
       let container: Docker.Container;
       try {

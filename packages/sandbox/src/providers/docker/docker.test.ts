@@ -48,6 +48,11 @@ describe("containerCreateOptions", () => {
     expect(SHM_SIZE_BYTES).toBeGreaterThanOrEqual(256 * 1024 ** 2);
   });
 
+  it("runs under the configured OCI runtime, Docker's runc by default", () => {
+    expect(spec().HostConfig?.Runtime).toBe("runc");
+    expect(containerCreateOptions({ ...specInput(), runtime: "runsc" }).HostConfig?.Runtime).toBe("runsc");
+  });
+
   it("runs as the workspace user without capabilities", () => {
     const options = spec();
     expect(options.User).toBe("1000:1000");

@@ -43,6 +43,7 @@ export function createSupervisedDockerProvider(
     docker: new Docker({ socketPath: config.socketPath ?? "/var/run/docker.sock" }),
     image: config.image,
     dataDir: config.dataDir,
+    ...(config.runtime !== undefined ? { runtime: config.runtime } : {}),
     ...(config.memoryBytes !== undefined ? { memoryBytes: config.memoryBytes } : {}),
     ...(config.pidsLimit !== undefined ? { pidsLimit: config.pidsLimit } : {}),
     ...(config.nanoCpus !== undefined ? { nanoCpus: config.nanoCpus } : {}),
