@@ -448,8 +448,6 @@ export const mutationApprovals = pgTable(
   (t) => [
     index("mutation_approvals_computer_idx").on(t.computerId, t.createdAt),
     // A run waits for one action at a time.
-    uniqueIndex("mutation_approvals_pending_uq")
-      .on(t.runId)
-      .where(sql`${t.status} = 'pending'`),
+    uniqueIndex("mutation_approvals_pending_uq").on(t.runId).where(sql`${t.status} = 'pending'`),
   ],
 );
