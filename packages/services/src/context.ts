@@ -1,4 +1,4 @@
-import type { Database } from "@rakazo/db";
+import type { ApiTokenKind, Database } from "@rakazo/db";
 import type { AgentHomeStore, KeyWrapper } from "@rakazo/homes";
 import type { JobQueue } from "@rakazo/jobs";
 import type { Logger } from "@rakazo/log";
@@ -60,4 +60,6 @@ export interface HeadlessPageBrowsers {
 export interface Caller {
   readonly userId: string;
   readonly tokenId: string;
+  /** The token's kind: a `web_session` is a person in the web app, an `api` token a script or the CLI. */
+  readonly tokenKind?: ApiTokenKind;
 }

@@ -2,7 +2,8 @@
  * Runs an RPC and, when it acts on a computer, records the call as a `computer.command` event
  * (TOOL-4), exactly like the agent's tools: stored and streamed live, redacted by the recorder.
  * The tool is the RPC's name and `details.via` says "api", so a person's call and a bot's call
- * are told apart. A call refused because the computer is not the caller's leaves no trace.
+ * are told apart; `details.by` says whether a person in the web app made it ("person", a web
+ * session's token) or a script or the CLI ("api", an API token). A call refused because the computer is not the caller's leaves no trace.
  */
 import { type Caller, recordCommandActivity, requireComputer, type ServiceContext } from "@rakazo/services";
 import type { RpcActivity, RpcDefinition } from "./define.ts";
@@ -62,6 +63,12 @@ async function record(
     ...(activity.exitCode !== undefined ? { exitCode: activity.exitCode } : {}),
     ...(activity.output !== undefined ? { output: activity.output } : {}),
     ...(activity.stderr !== undefined ? { stderr: activity.stderr } : {}),
-    details: { ...activity.details, via: "api", userId: caller.userId },
+    // `by`: a person in the web app (their web session) or a script/CLI (an API token).
+    details: {
+      ...activity.details,
+      via: "api",
+      by: caller.tokenKind === "web_session" ? "person" : "api",
+      userId: caller.userId,
+    },
   });
 }

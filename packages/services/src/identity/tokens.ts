@@ -61,6 +61,7 @@ const tokenByHash = builtOnce((db) =>
       userId: apiTokens.userId,
       secretHash: apiTokens.secretHash,
       lastUsedAt: apiTokens.lastUsedAt,
+      kind: apiTokens.kind,
     })
     .from(apiTokens)
     .where(and(eq(apiTokens.secretHash, sql.placeholder("hash")), live()))
@@ -81,7 +82,7 @@ export async function authenticateToken(
   }
   if (row.lastUsedAt === null || Date.now() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS)
     await ctx.db.update(apiTokens).set({ lastUsedAt: new Date() }).where(eq(apiTokens.id, row.id));
-  return { userId: row.userId, tokenId: row.id };
+  return { userId: row.userId, tokenId: row.id, tokenKind: row.kind };
 }
 
 /**
