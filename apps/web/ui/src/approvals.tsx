@@ -18,7 +18,7 @@ export function Guard({ computerId, bot }: { computerId: string; bot: { id: stri
   );
 }
 
-export function Approvals({
+function Approvals({
   computerId,
   bots,
 }: {
