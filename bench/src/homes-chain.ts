@@ -7,7 +7,7 @@
  *   its baseline is the sealed copy of the whole home a full checkpoint would write);
  * - the same after rewriting 1 MiB inside one 8 MiB file (deltas carry whole files);
  * - a fresh host's restore of a chain of 20 deltas, against its restore of the same files as one
- *   full archive (a second home of hard links), alternated, the best of two each;
+ *   full archive (a second home of hard links), alternated, the best of three each;
  * - the local store's checkpoint after the change against a forced one (medians of five).
  * Disk use peaks around 4 GiB; everything is removed at the end.
  */
@@ -101,9 +101,10 @@ export async function benchHomesChain(
     const chainRevision = revision;
     revision = 0;
     const fullAgain = await checkpoint(whole, false, WHOLE);
-    row(report, "homes.chain.s3_full_checkpoint_repeat", fullAgain, full, "≤ 1.2×");
+    // No bound: the same work as the first full checkpoint, so its ratio shows the run's noise.
+    row(report, "homes.chain.s3_full_checkpoint_repeat", fullAgain, full, "load indicator (1.0× when quiet)");
 
-    // A fresh host's restores, alternated so both see the same load; the best of two each.
+    // A fresh host's restores, alternated so both see the same load; the best of three each.
     const freshRestore = async (homeKey: string, at: number) => {
       await rm(store.homeDir(homeKey), { recursive: true, force: true });
       await rm(join(dataDir, "home-revisions"), { recursive: true, force: true });
@@ -113,7 +114,7 @@ export async function benchHomesChain(
     };
     const chainRestores: number[] = [];
     const fullRestores: number[] = [];
-    for (let i = 0; i < 2; i += 1) {
+    for (let i = 0; i < 3; i += 1) {
       chainRestores.push(await freshRestore(HOME, chainRevision));
       fullRestores.push(await freshRestore(WHOLE, 1));
     }
@@ -154,7 +155,7 @@ export async function benchHomesChain(
       "homes.chain.local_checkpoint_vs_forced",
       median(changed),
       median(forced),
-      "≤ 1.2× (no copy either way)",
+      "informational: no copy either way",
     );
   } finally {
     await s3.close();
