@@ -63,7 +63,8 @@ describe.skipIf(gate.skip)(gate.title, () => {
       what,
     ).toEqual([]);
   }
-  const shot = (target: Page, name: string) => target.screenshot({ path: `${OUTPUT}${name}.png` });
+  const shot = (target: Page, name: string) =>
+    target.screenshot({ path: `${OUTPUT}${name}.png`, fullPage: true });
   const transcript = () => page.getByTestId("transcript");
   const history = () => page.getByTestId("run-history");
 

@@ -39,18 +39,27 @@ export function Transcript({ computerId, runId, bot }: { computerId: string; run
     let alive = true;
     let last = 0;
     let reading: Promise<void> | undefined;
+    // An event that arrived while a read was under way: read once more after it.
+    let again = false;
     setEvents([]);
     const read = (): Promise<void> => {
-      reading ??= (async () => {
-        for (let page = 0; page < 50 && alive; page++) {
-          const result = await api.call("run/transcript", { runId, afterSeq: last });
-          const fresh = result.events.filter((e) => e.seq > last);
-          if (fresh.length > 0) {
-            last = fresh.at(-1)?.seq ?? last;
-            if (alive) setEvents((old) => [...old, ...fresh]);
+      if (reading) {
+        again = true;
+        return reading;
+      }
+      reading = (async () => {
+        do {
+          again = false;
+          for (let page = 0; page < 50 && alive; page++) {
+            const result = await api.call("run/transcript", { runId, afterSeq: last });
+            const fresh = result.events.filter((e) => e.seq > last);
+            if (fresh.length > 0) {
+              last = fresh.at(-1)?.seq ?? last;
+              if (alive) setEvents((old) => [...old, ...fresh]);
+            }
+            if (!result.more) break;
           }
-          if (!result.more) break;
-        }
+        } while (again && alive);
       })().finally(() => {
         reading = undefined;
       });
