@@ -171,14 +171,6 @@ export const PROVIDERS = {
         .string()
         .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "an OCI runtime name the Docker engine knows, e.g. runc or runsc")
         .default("runc"),
-      /**
-       * The OCI runtime computers run under, as the engine names it: `runc` (Docker's default)
-       * or `runsc` (gVisor, registered by scripts/docker-engine.sh; docs/security.md).
-       */
-      RAKAZO_DOCKER_RUNTIME: z
-        .string()
-        .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "an OCI runtime name the Docker engine knows, e.g. runc or runsc")
-        .default("runc"),
       /** The upstream network of the per-computer egress proxies (made when missing). */
       COMPUTER_EGRESS_NETWORK: z.string().default("rakazo-egress"),
       /** Private CIDRs (comma-separated) opened to every computer's egress; the host stays refused. */
@@ -203,7 +195,6 @@ export const PROVIDERS = {
       image: env.RAKAZO_COMPUTER_IMAGE,
       dataDir: env.DATA_DIR,
       socketPath: env.DOCKER_SOCKET,
-      runtime: env.RAKAZO_DOCKER_RUNTIME,
       runtime: env.RAKAZO_DOCKER_RUNTIME,
       screenLimit: env.SANDBOX_TEAM_SCREEN_LIMIT,
       ...desktopAdmission(env),
