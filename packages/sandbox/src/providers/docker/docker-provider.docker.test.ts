@@ -164,6 +164,30 @@ describe.skipIf(gate.skip)(gate.title, () => {
       else expect(stat.exitCode, stat.stderr).toBe(0);
     });
 
+    // Only in the runsc run: the other runtime, runc, is always there (under runc, runsc may not be).
+    it.runIf(DOCKER_RUNTIME !== "runc")(
+      "a computer made under another runtime is replaced at its next start",
+      async () => {
+        const computerId = `cmp_${randomBytes(5).toString("hex")}`;
+        const underRunc = createDockerProvider({
+          docker,
+          image: IMAGE,
+          dataDir,
+          labelPrefix: LABEL_PREFIX,
+          runtime: "runc",
+          command: ["sleep", "infinity"],
+        });
+        const old = await underRunc.provision({ computerId, homeKey: computerId, mode: "team", ref: null });
+        touched.push(old.ref);
+        await underRunc.sandbox(old.ref).files.write("kept.txt", "home stays");
+        await underRunc.stop(old.ref);
+        const next = await provision(computerId, old.ref);
+        expect(next.replaced).toBe(true);
+        expect((await docker.getContainer(next.ref).inspect()).HostConfig.Runtime).toBe(DOCKER_RUNTIME);
+        expect(Buffer.from(await next.sandbox.files.read("kept.txt")).toString()).toBe("home stays");
+      },
+    );
+
     it("runs commands as the workspace user in the workspace", async () => {
       const { sandbox } = await provision();
       const who = await sandbox.exec({ argv: ["sh", "-c", 'id -u; id -g; pwd; echo "$HOME"'] });
