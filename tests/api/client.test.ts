@@ -25,7 +25,7 @@ interface ExpectedComputer {
   state: ComputerState;
   homeRevision: number;
   lastError: string | null;
-  size: { memoryMib: number; cpus: number; pids: number } | null;
+  size: { memoryMib: number; cpus: number; pids: number; diskMib?: number | undefined } | null;
   network: {
     mode: "none" | "egress" | "allowlist";
     allow?: { host: string; ports?: number[] | undefined }[] | undefined;
@@ -49,6 +49,7 @@ interface ExpectedComputerDetails extends ExpectedComputer {
       }
     | null
     | undefined;
+  disk?: { usedBytes: number; sizeBytes: number } | undefined;
 }
 
 let system: TestSystem;

@@ -21,8 +21,9 @@ function providerEventLog(log: Logger): ProviderEventLog {
 export function buildProvider(
   provider: ProviderSettings | SandboxProvider,
   log: Logger,
+  options: { readonly repairs?: boolean } = {},
 ): Promise<SandboxProvider> {
   return "sandbox" in provider
     ? Promise.resolve(provider)
-    : createProvider(provider, { log: providerEventLog(log) });
+    : createProvider(provider, { log: providerEventLog(log), ...options });
 }

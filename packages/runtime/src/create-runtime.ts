@@ -64,7 +64,10 @@ export interface Runtime {
 export async function createRuntime(config: RuntimeConfig): Promise<Runtime> {
   const { log } = config;
   if (config.migrate) await migrateDatabase(config.databaseUrl);
-  const provider: SandboxProvider = await buildProvider(config.provider, log);
+  // Only the worker repairs the host's leftovers (home disks) at start.
+  const provider: SandboxProvider = await buildProvider(config.provider, log, {
+    repairs: config.role === "worker",
+  });
   const homes = await buildHomes(config.homes, provider.capabilities);
   const owned = config.db ? undefined : connectDatabase(config.databaseUrl);
   const db = config.db ?? (owned as NonNullable<typeof owned>).db;

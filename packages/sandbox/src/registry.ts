@@ -62,6 +62,11 @@ export interface ProviderHooks {
    * docs/security.md promises, `docker.socket.refused`, `host.socket.refused`). Absent: dropped.
    */
   readonly log?: ProviderEventLog;
+  /**
+   * False in a process that works no jobs (the API): it leaves repairing what a crash left on the
+   * host (Docker's home disks) to the worker, so two processes never mount one disk at once.
+   */
+  readonly repairs?: boolean;
 }
 
 /** A remote adapter's factory: its module loaded when selected, its bundle read from the path. */
@@ -79,7 +84,7 @@ const factories = {
   docker: async (config: DockerProviderConfig, hooks: ProviderHooks) => {
     const { createSupervisedDockerProvider } = await import("./providers/docker/supervised.ts");
     // Before the first job: a crash's leftovers released, every home's disk mounted again.
-    if (config.homeDisks)
+    if (config.homeDisks && hooks.repairs !== false)
       await (await import("./providers/docker/home-disk.ts")).settleHomeDisks(config.dataDir);
     return createSupervisedDockerProvider(config, hooks);
   },

@@ -18,7 +18,7 @@ import { isSandboxError } from "../../errors.ts";
 import type { Sandbox, SandboxProvider } from "../../provider.ts";
 import { requireDocker } from "../../testing/tools.ts";
 import { createDockerProvider } from "./docker-provider.ts";
-import { isAttached, settleHomeDisks } from "./home-disk.ts";
+import { attachHomeDisk, createHomeDisks, isAttached, settleHomeDisks } from "./home-disk.ts";
 import { createSupervisedDockerProvider } from "./supervised.ts";
 
 const IMAGE = process.env.RAKAZO_COMPUTER_IMAGE ?? "rakazo-computer:latest";
@@ -149,6 +149,26 @@ describe.skipIf(gate.skip || !root)(root ? gate.title : "docker home disks (need
     // No lost+found: the export runs as the workspace user and could not read it.
     expect(out.stdout).not.toContain("lost+found");
     expect(await isAttached(homeDir)).toBe(true);
+  });
+
+  it("two attaches of one home at once mount its disk once", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "rakazo-disk-"));
+    dataDirs.push(dataDir);
+    const homeKey = `home-${randomBytes(4).toString("hex")}`;
+    const homeDir = join(dataDir, "homes", homeKey);
+    await mkdir(homeDir, { recursive: true });
+    const results = await Promise.all([
+      attachHomeDisk(dataDir, homeKey, homeDir, DISK),
+      attachHomeDisk(dataDir, homeKey, homeDir, DISK),
+    ]);
+    expect(results.map((result) => result.mounted).sort()).toEqual([false, true]);
+    const mounts = execFileSync("findmnt", ["-n", "-o", "TARGET", "--mountpoint", homeDir], {
+      encoding: "utf8",
+    });
+    expect(mounts.trim().split("\n")).toHaveLength(1);
+    await createHomeDisks(dataDir).remove(homeKey);
+    expect(await isAttached(homeDir)).toBe(false);
+    expect(loopsUnder(join(dataDir, "disks"))).toEqual([]);
   });
 
   it("the system is read-only, scratch is sized tmpfs, and every tool the image ships still runs", async () => {

@@ -99,7 +99,29 @@ async function umountQuietly(point: string): Promise<void> {
  * A disk smaller than `sizeBytes` is grown; a larger one is kept (its files may not fit).
  * Returns whether it mounted now (a running container then needs a restart to see it).
  */
-export async function attachHomeDisk(
+export function attachHomeDisk(
+  dataDir: string,
+  homeKey: string,
+  homeDir: string,
+  sizeBytes: number,
+): Promise<{ readonly mounted: boolean }> {
+  return serialized(homeDir, () => attachNow(dataDir, homeKey, homeDir, sizeBytes));
+}
+
+/** One mount change at a time per home in this process: two at once would mount it twice. */
+const pending = new Map<string, Promise<unknown>>();
+function serialized<T>(homeDir: string, fn: () => Promise<T>): Promise<T> {
+  const run = (pending.get(homeDir) ?? Promise.resolve()).catch(() => {}).then(fn);
+  pending.set(homeDir, run);
+  void run
+    .finally(() => {
+      if (pending.get(homeDir) === run) pending.delete(homeDir);
+    })
+    .catch(() => {});
+  return run;
+}
+
+async function attachNow(
   dataDir: string,
   homeKey: string,
   homeDir: string,
@@ -132,7 +154,11 @@ async function grow(image: string, homeDir: string, sizeBytes: number): Promise<
 }
 
 /** Unmounts the home's disk (the loop device goes with it); a no-op when none is mounted. */
-async function detachHomeDisk(homeDir: string): Promise<void> {
+function detachHomeDisk(homeDir: string): Promise<void> {
+  return serialized(homeDir, () => detachNow(homeDir));
+}
+
+async function detachNow(homeDir: string): Promise<void> {
   if (!(await isAttached(homeDir))) return;
   try {
     await run("umount", [homeDir]);
