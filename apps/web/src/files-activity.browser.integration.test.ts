@@ -3,8 +3,9 @@
  * API, worker and Postgres (fake provider, a Team Computer), at 1280×800 and 390×844: "Open shell"
  * asks before it takes control of the bot's screen; Files hides dot-entries until "Show hidden
  * files", refuses an upload at the workspace's top level before sending, and uploads into
- * `shared/` while it is on screen (and stays there); Activity lists the newest first, marks a
- * failure in words, shows stderr apart and leaves out page views; the favicon answers 200. Each
+ * `shared/` while it is on screen (and stays there); Activity lists the newest first, grouped by
+ * who acted in plain (and German) words with the locale's times, marks a failure in words, shows
+ * stderr apart and leaves out page views; the favicon answers 200. Each
  * state has a screenshot under apps/web/test-output/files-activity/ and axe-core finds no
  * serious or critical violation.
  *
@@ -224,6 +225,45 @@ describe.skipIf(missing.length > 0)(
         );
         expect(views.length).toBeGreaterThan(0);
         expect(await activity.textContent()).not.toContain("screen_url view");
+
+        // Grouped by who acted, in plain words: the test's API token is a script, the person's
+        // clicks in the app (taking control for the shell) are the person's.
+        expect(await items.first().getAttribute("data-actor")).toBe("api");
+        expect(await items.first().getByTestId("activity-actor").textContent()).toBe(
+          "Through the API (a script or the CLI)",
+        );
+        const took = items.filter({ hasText: "took control of the screen" }).first();
+        expect(await took.getAttribute("data-actor")).toBe("person");
+        const personGroup = activity.getByTestId("activity-actor").filter({ hasText: "A person in the app" });
+        expect(await personGroup.count()).toBeGreaterThan(0);
+        expect(await activity.textContent()).not.toContain("take_control");
+        // A group header only where the actor changes.
+        const actors = await items.evaluateAll((nodes) => nodes.map((n) => n.getAttribute("data-actor")));
+        const headers = await items.evaluateAll((nodes) =>
+          nodes.map((n) => n.querySelector('[data-testid="activity-actor"]') !== null),
+        );
+        expect(headers).toEqual(actors.map((a, i) => i === 0 || actors[i - 1] !== a));
+
+        // German: the lines translated, the times in the German format (Intl, the app's locale).
+        await page.getByLabel("Language").selectOption("de");
+        const tookDe = items.filter({ hasText: "hat die Kontrolle über den Bildschirm übernommen" }).first();
+        await tookDe.waitFor({ timeout: 5_000 });
+        expect(await tookDe.getAttribute("data-actor")).toBe("person");
+        expect(await items.first().getByTestId("activity-actor").textContent()).toBe(
+          "Über die API (ein Skript oder die CLI)",
+        );
+        const first = items.first().locator("time");
+        const shown = (await first.textContent()) ?? "";
+        const expected = await first.evaluate((node) =>
+          new Intl.DateTimeFormat("de", { timeStyle: "medium" }).format(
+            new Date(node.getAttribute("datetime") ?? ""),
+          ),
+        );
+        expect(shown).toBe(expected);
+        expect(shown).not.toMatch(/AM|PM/);
+        await shot("activity-de");
+        await page.getByLabel("Sprache").selectOption("en");
+        await took.waitFor({ timeout: 5_000 });
         await failed.scrollIntoViewIfNeeded();
         await shot("activity");
         await axe();

@@ -1,7 +1,7 @@
 import type { RpcOutput } from "@rakazo/client";
-import { useEffect, useRef, useState } from "react";
+import { useContext, useEffect, useRef, useState } from "react";
 import { api } from "./api.ts";
-import { useT } from "./i18n.ts";
+import { LocaleContext, type MessageKey, useT } from "./i18n.ts";
 import { FailedIcon } from "./icons.tsx";
 
 type ActivityEvent = RpcOutput<"computer/activity">["events"][number];
@@ -14,6 +14,36 @@ function isPageView(event: ActivityEvent): boolean {
   const details = event.payload.details as { policy?: unknown } | undefined;
   return event.payload.tool === "computer/screenUrl" && details?.policy === "view";
 }
+
+type Actor = "bot" | "person" | "api";
+
+/** Who acted: a bot's own tool call, or a call through the API by a person in the app or a script. */
+function actorOf(event: ActivityEvent): Actor {
+  const details = event.payload.details as { via?: unknown; by?: unknown } | undefined;
+  if (details?.via !== "api") return "bot";
+  return details.by === "person" ? "person" : "api";
+}
+
+/** Tools whose call reads as a plain sentence; the rest show their tool and line. */
+const PLAIN = new Set([
+  "computer/takeControl",
+  "computer/releaseControl",
+  "computer/stopBot",
+  "computer/terminalUrl",
+  "computer/screenUrl",
+  "computer/revokeScreenUrl",
+  "computer/setNetwork",
+  "computer/files/upload",
+  "computer/files/write",
+  "computer/act",
+  "write_file",
+  "browser_navigate",
+  "browser_act",
+  "computer_act",
+]);
+/** A line's words that only repeat the tool ("take_control", "network →"), left out after the sentence. */
+const REPEATED =
+  /^(take_control|release_control|stop_bot|terminal_url|revoke_screen_url|screen_url \w+|network →|upload|write|computer_act|write_file|browser_\w+)\s*/;
 
 const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
 
@@ -34,6 +64,20 @@ function Summary({ event }: { event: ActivityEvent }) {
   }
   const tool = String(payload.tool ?? event.type);
   const line = text(payload.line);
+  if (PLAIN.has(tool)) {
+    const rest = line?.replace(REPEATED, "").trim();
+    return (
+      <span className="summary">
+        {t(`activity.do.${tool}` as MessageKey)}
+        {rest ? (
+          <>
+            {" "}
+            <code className="line">{rest}</code>
+          </>
+        ) : null}
+      </span>
+    );
+  }
   return (
     <span className="summary">
       <code className="tool">{tool}</code>
@@ -50,12 +94,32 @@ function Summary({ event }: { event: ActivityEvent }) {
 /**
  * Activity (TOOL-4): the computer's `computer.command` history, then live events from the API's
  * stream through the web service (`/api/activity/stream`), redacted as the API gives them;
- * shown newest first, in plain words, failures marked in words and an icon (not colour alone),
- * errors (stderr) apart from the output.
+ * shown newest first, grouped by who acted (a bot, a person in the app, a script through the
+ * API), in plain words and the app's locale (times by Intl), failures marked in words and an icon
+ * (not colour alone), errors (stderr) apart from the output.
  * `onEvent` lets the Files window refresh after each bot command (FIL-2).
  */
-export function Activity({ computerId, onEvent }: { computerId: string; onEvent?(): void }) {
+export function Activity({
+  computerId,
+  onEvent,
+  bots,
+}: {
+  computerId: string;
+  onEvent?(): void;
+  /** The space's bots, to name the one that acted. */
+  bots?: readonly { id: string; name: string }[] | undefined;
+}) {
   const t = useT();
+  const { locale } = useContext(LocaleContext);
+  const time = new Intl.DateTimeFormat(locale, { timeStyle: "medium" });
+  const dateTime = new Intl.DateTimeFormat(locale, { dateStyle: "medium", timeStyle: "medium" });
+  const today = new Date().toDateString();
+  const actorLabel = (event: ActivityEvent) => {
+    const actor = actorOf(event);
+    if (actor !== "bot") return t(`activity.actor.${actor}`);
+    const name = bots?.find((b) => b.id === event.botId)?.name;
+    return name ? t("activity.actor.bot", { name }) : t("activity.actor.botUnknown");
+  };
   const [events, setEvents] = useState<ActivityEvent[]>([]);
   const [live, setLive] = useState(false);
   const onEventRef = useRef(onEvent);
@@ -113,22 +177,38 @@ export function Activity({ computerId, onEvent }: { computerId: string; onEvent?
       </h2>
       {shown.length === 0 && <p>{t("activity.empty")}</p>}
       <ol className="events" aria-live="polite" data-testid="activity">
-        {shown.map((event) => {
+        {shown.map((event, index) => {
+          // Grouped by who acted: a new group starts where the actor (or the bot) changes.
+          const previous = shown[index - 1];
+          const actor = actorOf(event);
+          const startsGroup =
+            !previous || actorOf(previous) !== actor || (actor === "bot" && previous.botId !== event.botId);
+          const at = new Date(event.createdAt);
           const failed = event.payload.ok === false;
           const error = text(event.payload.error);
           const output = text(event.payload.outputTail);
           const stderr = text(event.payload.stderrTail);
-          const by = event.payload.details as { via?: unknown } | undefined;
           return (
-            <li key={event.id} data-ok={failed ? "false" : "true"} className={failed ? "failed" : undefined}>
+            <li
+              key={event.id}
+              data-ok={failed ? "false" : "true"}
+              data-actor={actor}
+              className={failed ? "failed" : undefined}
+            >
+              {startsGroup && (
+                <p className="actor" data-testid="activity-actor">
+                  {actorLabel(event)}
+                </p>
+              )}
               <div className="event-head">
-                <time dateTime={event.createdAt}>{new Date(event.createdAt).toLocaleTimeString()}</time>{" "}
+                <time dateTime={event.createdAt}>
+                  {(at.toDateString() === today ? time : dateTime).format(at)}
+                </time>{" "}
                 {failed && (
                   <span className="outcome failed">
                     <FailedIcon /> {t("activity.failed")}
                   </span>
                 )}{" "}
-                <span className="meta">{t(by?.via === "api" ? "activity.byApi" : "activity.byBot")}</span>{" "}
                 <Summary event={event} />
               </div>
               {error !== undefined && <p className="event-error">{error}</p>}

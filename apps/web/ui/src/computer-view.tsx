@@ -325,7 +325,7 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
               </div>
             </div>
           </div>
-          <Activity computerId={computerId} onEvent={() => setCommandTick((n) => n + 1)} />
+          <Activity computerId={computerId} onEvent={() => setCommandTick((n) => n + 1)} bots={bots.data} />
           {confirmShell && (
             <ShellTakeoverConfirm
               bot={bot.name}
@@ -361,7 +361,7 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
               commandTick={opsTick}
             />
           </section>
-          <Activity computerId={computerId} />
+          <Activity computerId={computerId} bots={bots.data} />
         </div>
       )}
       {computer.data && <OperationsHistory computerId={computerId} tick={opsTick} />}
