@@ -22,7 +22,7 @@ import { closeFrame, FrameScanner } from "./ws-scan.ts";
 export const MAX_BROWSER_FRAME = 16 * 1024 * 1024;
 const CLOSE_GRACE_MS = 1000;
 
-export type ClosedBy = "client" | "upstream" | "revoked";
+type ClosedBy = "client" | "upstream" | "revoked";
 
 export interface RelayHooks {
   /** Once per relay: who closed first, and the close code (1006: the socket went, no frame). */
