@@ -1,5 +1,5 @@
-import { newId } from "@rakazo/db";
-import { JOB_NAMES, registerJobHandlers } from "@rakazo/jobs";
+import { type Database, isDatabaseUnavailable, newId, pingDatabase } from "@rakazo/db";
+import { type DatabaseOutage, JOB_NAMES, registerJobHandlers } from "@rakazo/jobs";
 import type { Logger } from "@rakazo/log";
 import type { Runtime } from "@rakazo/runtime";
 import {
@@ -100,6 +100,29 @@ function every(ms: number, pass: () => Promise<unknown>, log: Logger, name: stri
   };
 }
 
+/**
+ * A job cut off by a database outage runs again in the same attempt once the database answers
+ * (packages/jobs `DatabaseOutage`): probed every 250 ms, backing off to 2 s.
+ */
+function databaseOutage(db: Database, log: Logger): DatabaseOutage {
+  return {
+    isUnavailable: isDatabaseUnavailable,
+    async waitUntilReachable(signal) {
+      for (let delayMs = 250; ; delayMs = Math.min(delayMs * 2, 2_000)) {
+        await new Promise((done) => setTimeout(done, delayMs));
+        signal.throwIfAborted();
+        try {
+          await pingDatabase(db);
+          return;
+        } catch (error) {
+          if (!isDatabaseUnavailable(error)) throw error;
+        }
+      }
+    },
+    onResume: ({ name, jobId, error }) => log.warn("job.resumed_after_outage", { job: name, jobId, error }),
+  };
+}
+
 /** Starts pg-boss with every job of the catalog handled by the shared domain verbs. */
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const { runtime } = options;
@@ -122,6 +145,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   };
   await registerJobHandlers(runtime.boss, handlers, {
     pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
+    outage: databaseOutage(ctx.db, log),
   });
   const loops: (() => Promise<void>)[] = [
     every(

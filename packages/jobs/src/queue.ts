@@ -80,12 +80,30 @@ export async function startPgBoss(
   return { boss, queue };
 }
 
+/**
+ * What the worker does when a handler fails because the database went away (a restart, a
+ * failover) rather than because the job went wrong: pg-boss cannot record that failure either,
+ * so the job would sit `active` until its expiry (up to hours) and then run as a retry.
+ * Instead the worker waits until the database answers again and runs the handler once more in
+ * the same attempt — handlers are idempotent (conditional updates), so a second pass settles
+ * whatever the first one wrote — until the job's own expiry aborts it.
+ */
+export interface DatabaseOutage {
+  /** Whether `error` means the database could not be reached (not that a query was wrong). */
+  isUnavailable(error: unknown): boolean;
+  /** Resolves once the database answers again; rejects when `signal` aborts. */
+  waitUntilReachable(signal: AbortSignal): Promise<void>;
+  /** Told each time a handler is run again after an outage. */
+  onResume?(job: { name: JobName; jobId: string; error: unknown }): void;
+}
+
 /** Registers one worker per catalog job. Payloads are validated before the handler runs. */
 export async function registerJobHandlers(
   boss: PgBoss,
   handlers: JobHandlers,
-  options: { pollingIntervalSeconds?: number } = {},
+  options: { pollingIntervalSeconds?: number; outage?: DatabaseOutage } = {},
 ): Promise<void> {
+  const outage = options.outage;
   for (const name of JOB_NAMES) {
     const spec = JOB_CATALOG[name];
     const handler = handlers[name] as (payload: unknown, job: JobContext) => Promise<void>;
@@ -104,12 +122,22 @@ export async function registerJobHandlers(
           for (const job of jobs) {
             const payload = spec.schema.parse(job.data);
             const retryCount = job.retryCount;
-            await handler(payload, {
+            const context = {
               jobId: job.id,
               retryCount,
               isLastAttempt: retryCount >= spec.retryLimit,
               signal: job.signal,
-            });
+            };
+            for (;;) {
+              try {
+                await handler(payload, context);
+                break;
+              } catch (error) {
+                if (!outage?.isUnavailable(error) || job.signal.aborted) throw error;
+                await outage.waitUntilReachable(job.signal);
+                outage.onResume?.({ name, jobId: job.id, error });
+              }
+            }
           }
         } finally {
           if (workerId) boss.notifyWorker(workerId);
