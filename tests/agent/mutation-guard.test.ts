@@ -13,7 +13,7 @@ import {
   fauxToolCall,
   registerFauxProvider,
 } from "@mariozechner/pi-ai";
-import { activityEvents, runs } from "@rakazo/db";
+import { activityEvents, runs, spaceMembers } from "@rakazo/db";
 import { asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestSystem, eventually, runningComputer, type TestSystem } from "../support/system.ts";
@@ -103,6 +103,13 @@ async function activityOf(runId: string) {
   return rows.map((r) => [r.payload.tool, r.payload.line] as [string, string]);
 }
 
+/** A second person, a read-only member (viewer) of `spaceId`; answers their token. */
+async function viewerOf(spaceId: string): Promise<string> {
+  const viewer = await system.newTenant(`viewer-${spaceId.slice(-4)}`);
+  await system.ctx.db.insert(spaceMembers).values({ spaceId, userId: viewer.userId, role: "viewer" });
+  return viewer.token;
+}
+
 async function guardedTenant(label: string, policy: Record<string, unknown>) {
   const tenant = await system.newTenant(label);
   const computerId = await runningComputer(system, tenant);
@@ -142,6 +149,17 @@ describe("the mutation guard in a worker-hosted run", () => {
     expect(run.json.result.status).toBe("waiting_approval");
     // Waiting, not run: the page got nothing yet.
     await new Promise((done) => setTimeout(done, 500));
+    expect([await statusOf(runId), posts]).toEqual(["waiting_approval", 0]);
+
+    // A viewer of the space may not decide (nor list: the API's role gate keeps viewers to reads
+    // it names, apps/api/src/rpc/roles.ts).
+    const viewer = await viewerOf(tenant.spaceId);
+    const refused = await system.rpc(
+      "approval/decide",
+      { approvalId: approval.id, decision: "approve" },
+      viewer,
+    );
+    expect([refused.status, refused.json.error?.code]).toEqual([403, "FORBIDDEN"]);
     expect([await statusOf(runId), posts]).toEqual(["waiting_approval", 0]);
 
     const decided = await system.rpc(
@@ -278,6 +296,12 @@ describe("the mutation guard in a worker-hosted run", () => {
     });
     const after = await system.rpc("bot/policy/get", { botId: tenant.botId }, tenant.token);
     expect(after.json.result.policy).toEqual(set.json.result.policy);
+    const asViewer = await system.rpc(
+      "bot/policy/set",
+      { botId: tenant.botId, policy: { mode: "allow" } },
+      await viewerOf(tenant.spaceId),
+    );
+    expect([asViewer.status, asViewer.json.error?.code]).toEqual([403, "FORBIDDEN"]);
     const bad = await system.rpc(
       "bot/policy/set",
       { botId: tenant.botId, policy: { mode: "sometimes" } },

@@ -9,6 +9,7 @@ import { recordCommandActivity } from "../../activity/record.ts";
 import { requireComputer } from "../../computers/access.ts";
 import type { Caller, ServiceContext } from "../../context.ts";
 import { AppError } from "../../errors.ts";
+import { requireMembership } from "../../identity/spaces.ts";
 
 /** The Activity tool name of guard decisions. */
 export const GUARD_TOOL = "mutation_guard";
@@ -86,9 +87,13 @@ export async function decideApproval(
     .where(eq(mutationApprovals.id, input.approvalId))
     .limit(1);
   if (!found) throw notFound();
-  await requireComputer(ctx, caller, found.computerId).catch(() => {
+  const computer = await requireComputer(ctx, caller, found.computerId).catch(() => {
     throw notFound();
   });
+  // Deciding changes what the bot does: a read-only member (viewer) may not.
+  if ((await requireMembership(ctx, caller, computer.spaceId)) === "viewer") {
+    throw new AppError("FORBIDDEN", "a viewer of this space cannot approve or deny a bot's action");
+  }
   const status: ApprovalStatus = input.decision === "approve" ? "approved" : "denied";
   const decided = await ctx.db.transaction(async (tx) => {
     const [row] = await tx
