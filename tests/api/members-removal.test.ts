@@ -26,6 +26,17 @@ const ok = async (name: string, body: unknown, token: string | undefined) => {
 const codeOf = async (name: string, body: unknown, token: string) =>
   (await system.rpc(name, body, token)).json.error?.code as string | undefined;
 
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+/** Reads a stream to its end. */
+async function drain(response: Response): Promise<"ended"> {
+  const reader = response.body?.getReader();
+  while (reader && !(await reader.read()).done) {
+    // Events and pings until the server ends it.
+  }
+  return "ended";
+}
+
 /** A person joined through an invite; `existing` joins with their own token instead. */
 async function join(role: "member" | "viewer", existing?: { token: string; userId: string }) {
   const { code } = await ok("invite/create", { spaceId: alice.spaceId, role }, alice.token);
@@ -75,6 +86,11 @@ describe("removing a member", () => {
     await join("member", carol);
     const held = await holdScreen(carol);
     await ok("computer/get", { computerId }, carol.token);
+    const stream = await system.app.request(`/activity/stream?computerId=${computerId}`, {
+      headers: { authorization: `Bearer ${carol.token}` },
+    });
+    expect(stream.status).toBe(200);
+    const ended = drain(stream);
 
     const removed = await ok("member/remove", { spaceId: alice.spaceId, userId: carol.userId }, alice.token);
     expect([removed.tokensRevoked, removed.controlEnded]).toEqual([0, 1]);
@@ -87,6 +103,8 @@ describe("removing a member", () => {
     await expect(authorizeScreen(system.ctx, { capability: held.capability })).rejects.toMatchObject({
       details: { reason: "revoked" },
     });
+    // Her open activity stream of that computer ends too (it checks again every second).
+    expect(await Promise.race([ended, sleep(5_000).then(() => "still open")])).toBe("ended");
     expect((await ok("space/list", {}, carol.token)).map((s: { id: string }) => s.id)).toEqual([
       carol.spaceId,
     ]);

@@ -20,6 +20,8 @@ import type { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 
 const KEEPALIVE_MS = 15_000;
+/** How often an open stream checks its token and membership again: a removed member's ends within a second. */
+const ACCESS_RECHECK_MS = 1_000;
 const MAX_QUEUED_RUN_EVENTS = 64;
 
 export function mountActivityStream(
@@ -30,7 +32,8 @@ export function mountActivityStream(
 ): void {
   app.get("/activity/stream", async (c) => {
     const header = c.req.header("authorization") ?? "";
-    const caller = await authenticateToken(ctx, /^Bearer\s+(\S+)$/i.exec(header)?.[1]);
+    const secret = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+    const caller = await authenticateToken(ctx, secret);
     const computerId = c.req.query("computerId") ?? "";
     if (!/^cmp_[a-z0-9]{20}$/.test(computerId)) throw new AppError("INVALID_INPUT", "computerId is required");
     await requireComputer(ctx, caller, computerId);
@@ -60,6 +63,15 @@ export function mountActivityStream(
         unsubscribe();
         wake?.();
       });
+      // The token revoked or the person removed from the space (issue 30): the stream ends.
+      const recheck = setInterval(() => {
+        authenticateToken(ctx, secret)
+          .then((again) => requireComputer(ctx, again, computerId))
+          .catch(() => {
+            stream.abort();
+            wake?.();
+          });
+      }, ACCESS_RECHECK_MS);
       await stream.writeSSE({ event: "ready", data: "{}" });
       while (!stream.aborted) {
         const next = queue.shift();
@@ -74,6 +86,7 @@ export function mountActivityStream(
         wake = undefined;
         if (queue.length === 0 && !stream.aborted) await stream.writeSSE({ event: "ping", data: "{}" });
       }
+      clearInterval(recheck);
       unsubscribe();
     });
   });

@@ -1,12 +1,13 @@
 /**
  * Operator commands, on the same DATA_DIR / DATABASE_URL (environment, then `.env`) as
- * `./rakazo start`: status, stop [--keep-computers], computers [--move-stopped], token create --user <name>, ops list|release|recover.
+ * `./rakazo start`: status, stop [--keep-computers], computers [--move-stopped], token create --user <name>, ops list|release|recover, owner [transfer <user>].
  */
 import { ConfigError, parseRuntimeEnv } from "@rakazo/config";
 import { createLogger } from "@rakazo/log";
 import { AppError } from "@rakazo/services";
 import { computersCommand } from "./commands/computers.ts";
 import { opsCommand } from "./commands/ops.ts";
+import { ownerCommand } from "./commands/owner.ts";
 import { statusCommand } from "./commands/status.ts";
 import { stopCommand } from "./commands/stop.ts";
 import { tokenCommand } from "./commands/token.ts";
@@ -40,6 +41,9 @@ try {
       break;
     case "token":
       code = await tokenCommand(env, log, args);
+      break;
+    case "owner":
+      code = await ownerCommand(env, log, args);
       break;
     default:
       process.stderr.write(`rakazo: unknown command ${command ?? ""}\n`);

@@ -29,7 +29,7 @@ export const APP_HEADER = "x-rakazo-app";
 const SESSION_TTL_MS = 12 * 3_600_000;
 const TOKEN_SHAPE = /^rkz_[A-Za-z0-9]{43}$/;
 /** RPCs the browser may not call through the session: setup has its own route. */
-const NOT_PROXIED = new Set(["setup/bootstrap"]);
+const NOT_PROXIED = new Set(["setup/bootstrap", "invite/redeem"]);
 const RPC_NAME = /^[a-z]+(\/[a-zA-Z]+){1,2}$/;
 /** How long `/auth/session` trusts the API's yes: a revoked session shows well within a second. */
 const CONFIRMED_FOR_MS = 500;
@@ -267,6 +267,21 @@ export function mountSessions(app: Hono, options: SessionOptions): void {
     // The first user's own API token, shown once for scripts and the CLI; the browser keeps the
     // session cookie only, never this token.
     return c.json({ result: { signedIn: true, token: result.token } });
+  });
+
+  // A new person joining with an invite code (`invite/redeem`): their first token is minted by
+  // the API, this browser gets a session of its own on it, and the token is shown them once.
+  app.post("/auth/invite", async (c) => {
+    const body = await jsonOf(c);
+    if (!isRecord(body)) return c.json(refusal("INVALID_INPUT", "expected a JSON object"), 400);
+    const joined = await callApi("invite/redeem", JSON.stringify(body), undefined, !isLocalClient(c));
+    const result = isRecord(joined.body) ? joined.body.result : undefined;
+    if (joined.status !== 200 || !isRecord(result) || typeof result.token !== "string")
+      return c.json(joined.body as object, joined.status as 400);
+    const started = await startSession(c, result.token);
+    if (started.status !== 200) return c.json(started.body as object, started.status as 400);
+    const { spaceId, spaceName, role, token } = result;
+    return c.json({ result: { signedIn: true, spaceId, spaceName, role, token } });
   });
 
   app.post("/auth/signout", async (c) => {

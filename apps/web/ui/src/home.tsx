@@ -87,6 +87,9 @@ function SpaceSection({ space }: { space: Space }) {
   return (
     <section className="card" aria-labelledby={`space-${space.id}`}>
       <h2 id={`space-${space.id}`}>{space.name}</h2>
+      <p>
+        <a href={`#/spaces/${space.id}/members`}>{t("members.link", { space: space.name })}</a>
+      </p>
       {error && (
         <p role="alert" className="error">
           {error}

@@ -6,11 +6,13 @@ import { createContext, useContext } from "react";
 import { viewDe, viewEn } from "./i18n-view.ts";
 import { botWorkDe, botWorkEn } from "./i18n-bot-work.ts";
 import { guardDe, guardEn } from "./i18n-guard.ts";
+import { membersDe, membersEn } from "./i18n-members.ts";
 
 const en = {
   ...viewEn,
   ...botWorkEn,
   ...guardEn,
+  ...membersEn,
   "app.title": "Rakazo",
   "app.skip": "Skip to content",
   "app.signOut": "Sign out",
@@ -211,6 +213,7 @@ const de: Catalogue = {
   ...viewDe,
   ...botWorkDe,
   ...guardDe,
+  ...membersDe,
   "app.skip": "Zum Inhalt springen",
   "app.signOut": "Abmelden",
   "app.language": "Sprache",

@@ -4,6 +4,8 @@ import { auth } from "./api.ts";
 import { ComputerView } from "./computer-view.tsx";
 import { Home } from "./home.tsx";
 import { initialLocale, LOCALES, type Locale, LocaleContext, useT } from "./i18n.ts";
+import { InvitePage } from "./invite.tsx";
+import { Members, SessionWatch } from "./members.tsx";
 import { SignIn } from "./sign-in.tsx";
 import { Tokens } from "./tokens.tsx";
 import "./styles.css";
@@ -22,11 +24,18 @@ function Shell({ onSignOut }: { onSignOut(): void }) {
   const t = useT();
   const route = useHashRoute();
   const computer = /^\/computers\/(cmp_[a-z0-9]{20})(?:\?bot=(bot_[a-z0-9]{20}))?$/.exec(route);
+  const members = /^\/spaces\/(spc_[a-z0-9]{20})\/members$/.exec(route)?.[1];
+  const invite = inviteCode(route);
   return (
     <>
       <Header onSignOut={onSignOut} />
+      <SessionWatch />
       <main id="main" tabIndex={-1}>
-        {computer?.[1] ? (
+        {invite !== undefined ? (
+          <InvitePage code={invite} signedIn />
+        ) : members ? (
+          <Members key={members} spaceId={members} />
+        ) : computer?.[1] ? (
           <ComputerView key={computer[1]} computerId={computer[1]} botId={computer[2]} />
         ) : route === "/tokens" ? (
           <Tokens />
@@ -39,6 +48,12 @@ function Shell({ onSignOut }: { onSignOut(): void }) {
       </p>
     </>
   );
+}
+
+/** The code of an invite link (`#/invite/<code>`), "" for `#/invite`, else undefined. */
+function inviteCode(route: string): string | undefined {
+  const match = /^\/invite(?:\/([^/?#]*))?$/.exec(route);
+  return match ? decodeURIComponent(match[1] ?? "") : undefined;
 }
 
 function Header({ onSignOut }: { onSignOut?: () => void }) {
@@ -84,6 +99,7 @@ function App() {
     setLocaleRaw(l);
   }, []);
   const [signedIn, setSignedIn] = useState<boolean | undefined>(undefined);
+  const invite = inviteCode(useHashRoute());
   useEffect(() => {
     document.documentElement.lang = locale;
   }, [locale]);
@@ -106,7 +122,11 @@ function App() {
         <>
           <Header />
           <main id="main" tabIndex={-1}>
-            <SignIn onSignedIn={() => setSignedIn(true)} />
+            {invite !== undefined ? (
+              <InvitePage code={invite} signedIn={false} onSignedIn={() => setSignedIn(true)} />
+            ) : (
+              <SignIn onSignedIn={() => setSignedIn(true)} />
+            )}
           </main>
         </>
       )}
