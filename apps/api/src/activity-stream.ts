@@ -24,6 +24,27 @@ const KEEPALIVE_MS = 15_000;
 const ACCESS_RECHECK_MS = 1_000;
 const MAX_QUEUED_RUN_EVENTS = 64;
 
+interface QueuedEvent {
+  readonly event: string;
+  readonly data: string;
+}
+
+/**
+ * Queues a run event for a reader; beyond `max` queued run events the oldest one is dropped
+ * (command events are never dropped), so a reader that does not read holds a bounded queue.
+ */
+export function enqueueRunEvent(queue: QueuedEvent[], data: string, max = MAX_QUEUED_RUN_EVENTS): void {
+  let queued = 0;
+  let oldest = -1;
+  for (let i = 0; i < queue.length; i += 1) {
+    if (queue[i]?.event !== "run.event") continue;
+    queued += 1;
+    if (oldest < 0) oldest = i;
+  }
+  if (queued >= max && oldest >= 0) queue.splice(oldest, 1);
+  queue.push({ event: "run.event", data });
+}
+
 export function mountActivityStream(
   app: Hono,
   ctx: ServiceContext,
@@ -38,21 +59,14 @@ export function mountActivityStream(
     if (!/^cmp_[a-z0-9]{20}$/.test(computerId)) throw new AppError("INVALID_INPUT", "computerId is required");
     await requireComputer(ctx, caller, computerId);
     return streamSSE(c, async (stream) => {
-      const queue: { event: string; data: string }[] = [];
+      const queue: QueuedEvent[] = [];
       let wake: (() => void) | undefined;
       const unsubscribeCommands = feed.subscribe(computerId, (event) => {
         queue.push({ event: "computer.command", data: JSON.stringify(event) });
         wake?.();
       });
       const unsubscribeRuns = runFeed?.subscribe(computerId, (event) => {
-        const queued = queue.filter((entry) => entry.event === "run.event").length;
-        if (queued >= MAX_QUEUED_RUN_EVENTS) {
-          queue.splice(
-            queue.findIndex((entry) => entry.event === "run.event"),
-            1,
-          );
-        }
-        queue.push({ event: "run.event", data: JSON.stringify(event) });
+        enqueueRunEvent(queue, JSON.stringify(event));
         wake?.();
       });
       const unsubscribe = () => {
