@@ -96,6 +96,16 @@ describe("stack argv", () => {
     expect(chromiumArgv(plan, { freshProfile: true }).at(-1)).toBe("about:blank");
   });
 
+  it("Chromium: the lighter process model, with one feature list of each kind (the last one wins)", () => {
+    const argv = chromiumArgv(plan, { freshProfile: true, proxyServer: "http://127.0.0.1:3128" });
+    const enable = argv.filter((arg) => arg.startsWith("--enable-features="));
+    const disable = argv.filter((arg) => arg.startsWith("--disable-features="));
+    expect(enable).toEqual(["--enable-features=NetworkServiceInProcess2"]);
+    expect(disable).toEqual(["--disable-features=AudioServiceOutOfProcess,SpareRendererForSitePerProcess"]);
+    // Site isolation stays on.
+    expect(argv.some((arg) => /site-per-process|disable-site-isolation/.test(arg))).toBe(false);
+  });
+
   it("lists stale locks and the profile's Singleton files for cleanup", () => {
     expect(plan.staleFiles).toEqual([
       "/tmp/.X13-lock",

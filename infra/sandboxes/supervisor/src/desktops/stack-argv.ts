@@ -73,6 +73,22 @@ export function xvfbArgv(plan: StackPlan): string[] {
 }
 
 /**
+ * Chromium's process model for a desktop, chosen by measurement (docs/decisions.md, "Lighter
+ * desktops"): the network service and the audio service run inside the browser process instead
+ * of a process each, and no spare renderer is kept warm. (`--in-process-gpu` saved more but
+ * broke the stack's window readiness and the caret-free frame hash.) Site isolation stays on:
+ * a bot visits any site. Chromium reads only the LAST
+ * `--enable-features` / `--disable-features`, so every feature switch of the desktop belongs
+ * in these two lists and nowhere else (stack-argv.test.ts holds it to one of each).
+ */
+const ENABLE_FEATURES = ["NetworkServiceInProcess2"] as const;
+const DISABLE_FEATURES = ["AudioServiceOutOfProcess", "SpareRendererForSitePerProcess"] as const;
+const PROCESS_MODEL_FLAGS = [
+  `--enable-features=${ENABLE_FEATURES.join(",")}`,
+  `--disable-features=${DISABLE_FEATURES.join(",")}`,
+] as const;
+
+/**
  * `freshProfile`: a new profile opens about:blank; an existing one restores its last session
  * instead (CMP-6), so no URL is passed. `proxyServer` (egress/allowlist): every request
  * but loopback goes to the in-computer relay to the egress proxy, and names are resolved there,
@@ -96,6 +112,7 @@ export function chromiumArgv(
     "--hide-crash-restore-bubble",
     "--restore-last-session",
     "--password-store=basic",
+    ...PROCESS_MODEL_FLAGS,
     `--window-position=0,0`,
     `--window-size=${SCREEN_WIDTH},${SCREEN_HEIGHT}`,
     `--user-data-dir=${plan.profileDir}`,
