@@ -11,6 +11,7 @@
  * - TRM-3: the shell's websocket killed under it, the Shell tab connects again and a fresh shell
  *   (another pid) answers at a new prompt.
  * - FIL-2: a folder a command creates on the computer appears in the Files window without a click.
+ * - Activity says "Loading…" until its history is read, never an untrue "No commands yet.".
  *
  * Skipped locally (fails under CI=true) without Chromium (scripts/test-tools.sh).
  */
@@ -274,6 +275,32 @@ describe.skipIf(missing.length > 0)(
         await expect
           .poll(() => page.getByTestId("control-state").textContent())
           .toBe("Watching (view only).");
+      }, 60_000);
+
+      it('Activity says Loading…, not an untrue "No commands yet.", until its history is read', async () => {
+        let release: () => void = () => undefined;
+        const held = new Promise<void>((done) => {
+          release = done;
+        });
+        await page.route("**/api/rpc/computer/activity", async (route) => {
+          await held;
+          await route.continue();
+        });
+        try {
+          await page.reload();
+          const activity = page.locator("section.activity");
+          await activity.getByRole("heading", { name: "Activity" }).waitFor({ timeout: 15_000 });
+          expect(await activity.getByText("Loading…").count()).toBe(1);
+          expect(await activity.getByText("No commands yet.").count()).toBe(0);
+          await shot("activity-loading");
+          release();
+          await activity.locator("ol.events > li").first().waitFor({ timeout: 15_000 });
+          expect(await activity.getByText("Loading…").count()).toBe(0);
+          expect(await activity.getByText("No commands yet.").count()).toBe(0);
+        } finally {
+          release();
+          await page.unroute("**/api/rpc/computer/activity");
+        }
       }, 60_000);
     });
   },

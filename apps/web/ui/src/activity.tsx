@@ -122,6 +122,8 @@ export function Activity({
   };
   const [events, setEvents] = useState<ActivityEvent[]>([]);
   const [live, setLive] = useState(false);
+  // Until the history is read, "No commands yet." would be untrue: "Loading…" instead.
+  const [loaded, setLoaded] = useState(false);
   const onEventRef = useRef(onEvent);
   onEventRef.current = onEvent;
 
@@ -149,6 +151,7 @@ export function Activity({
         after = result.next;
       }
       if (!alive) return;
+      setLoaded(true);
       source = new EventSource(`/api/activity/stream?computerId=${computerId}`);
       source.addEventListener("ready", () => setLive(true));
       source.addEventListener("error", () => setLive(false));
@@ -175,7 +178,7 @@ export function Activity({
       <h2 id="activity-title">
         {t("activity.title")} {live && <span className="pill live">{t("activity.live")}</span>}
       </h2>
-      {shown.length === 0 && <p>{t("activity.empty")}</p>}
+      {shown.length === 0 && <p>{t(loaded ? "activity.empty" : "app.loading")}</p>}
       <ol className="events" aria-live="polite" data-testid="activity">
         {shown.map((event, index) => {
           // Grouped by who acted: a new group starts where the actor (or the bot) changes.
