@@ -1,7 +1,7 @@
 /**
  * The OCI runtimes side by side (RAKAZO_DOCKER_RUNTIME, docs/security.md): the same computer
- * image under runc and under runsc (gVisor), one computer each, measured the same way in the
- * same run. Every runsc row has its runc figure as the baseline:
+ * image under runc and under runsc (gVisor), one computer each, both running and measured step
+ * by step in turn in the same run. Every runsc row has its runc figure as the baseline:
  * - cold first screenshot of a new bot (after one warm-up desktop, as `desktops` does);
  * - warm observe p50 of that bot's desktop;
  * - exec p50 (`true` through the provider's command path);
@@ -56,54 +56,99 @@ async function cgroupMiB(ref: string): Promise<number> {
   return (usage - (detail.total_inactive_file ?? detail.inactive_file ?? 0)) / 1024 ** 2;
 }
 
-async function measure(runtime: string): Promise<RuntimeFigures> {
+interface Computer {
+  readonly runtime: string;
+  readonly ref: string;
+  readonly desktop: SupervisedDesktop;
+  readonly exec: () => Promise<unknown>;
+  readonly close: () => Promise<void>;
+}
+
+async function computer(runtime: string): Promise<Computer> {
   const { mkdtemp, rm } = await import("node:fs/promises");
   const { tmpdir } = await import("node:os");
   const { join } = await import("node:path");
   const dataDir = await mkdtemp(join(tmpdir(), `rakazo-bench-${runtime}-`));
   const provider = await createProvider({ kind: "docker", image: IMAGE, dataDir, runtime });
   const stamp = `${runtime}${Date.now()}`;
-  let ref: string | undefined;
+  const close = async () => rm(dataDir, { recursive: true, force: true });
   try {
-    ({ ref } = await provider.provision({
+    const { ref } = await provider.provision({
       computerId: `cmp_bench_${stamp}`,
       mode: "team",
       homeKey: `home_${stamp}`,
-    }));
+    });
     const sandbox = provider.sandbox(ref);
-    const desktop = sandbox.desktop as SupervisedDesktop;
-    await desktop.observe("bot_warmup");
-    await desktop.release("bot_warmup");
-    const coldMs = await timed(() => desktop.observe("bot_a"));
-    const warm: number[] = [];
-    for (let i = 0; i < SAMPLES; i++) warm.push(await timed(() => desktop.observe("bot_a")));
-    const exec: number[] = [];
-    for (let i = 0; i < SAMPLES; i++) exec.push(await timed(() => sandbox.exec({ argv: ["true"] })));
-    const before = await cgroupMiB(ref);
-    await desktop.observe("bot_b");
-    await desktop.observe("bot_c");
-    await new Promise((done) => setTimeout(done, 3_000));
-    const after = await cgroupMiB(ref);
-    return { coldMs, warmP50Ms: p50(warm), execP50Ms: p50(exec), perDesktopMiB: (after - before) / 2 };
+    return {
+      runtime,
+      ref,
+      desktop: sandbox.desktop as SupervisedDesktop,
+      exec: () => sandbox.exec({ argv: ["true"] }),
+      close: async () => {
+        await provider.destroy(ref).catch(() => undefined);
+        await close();
+      },
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/**
+ * Both computers run at once and every step alternates between them, so neither gets the other's
+ * share of a loaded host or of a warm page cache.
+ */
+async function measure(runtimes: readonly string[]): Promise<Map<string, RuntimeFigures>> {
+  const computers: Computer[] = [];
+  try {
+    for (const runtime of runtimes) computers.push(await computer(runtime));
+    for (const c of computers) {
+      await c.desktop.observe("bot_warmup");
+      await c.desktop.release("bot_warmup");
+    }
+    const cold = new Map<string, number>();
+    for (const c of computers) cold.set(c.runtime, await timed(() => c.desktop.observe("bot_a")));
+    const warm = new Map<string, number[]>(computers.map((c) => [c.runtime, []]));
+    const exec = new Map<string, number[]>(computers.map((c) => [c.runtime, []]));
+    for (let i = 0; i < SAMPLES; i++) {
+      for (const c of computers) warm.get(c.runtime)?.push(await timed(() => c.desktop.observe("bot_a")));
+      for (const c of computers) exec.get(c.runtime)?.push(await timed(c.exec));
+    }
+    const figures = new Map<string, RuntimeFigures>();
+    for (const c of computers) {
+      const before = await cgroupMiB(c.ref);
+      await c.desktop.observe("bot_b");
+      await c.desktop.observe("bot_c");
+      await new Promise((done) => setTimeout(done, 3_000));
+      const after = await cgroupMiB(c.ref);
+      figures.set(c.runtime, {
+        coldMs: cold.get(c.runtime) ?? Number.NaN,
+        warmP50Ms: p50(warm.get(c.runtime) ?? []),
+        execP50Ms: p50(exec.get(c.runtime) ?? []),
+        perDesktopMiB: (after - before) / 2,
+      });
+    }
+    return figures;
   } finally {
-    if (ref) await provider.destroy(ref).catch(() => undefined);
-    await rm(dataDir, { recursive: true, force: true });
+    for (const c of computers) await c.close();
   }
 }
 
 export async function benchRuntimes(report: BenchReport): Promise<void> {
-  const runc = await measure("runc");
+  const runtimes = (await engine<{ Runtimes?: Record<string, unknown> }>("/info")).Runtimes ?? {};
+  const figures = await measure(runtimes.runsc ? ["runc", "runsc"] : ["runc"]);
+  const runc = figures.get("runc") as RuntimeFigures;
   report({ name: "runc: cold first screenshot, new bot", value: runc.coldMs, unit: "ms" });
   report({ name: "runc: warm observe p50", value: runc.warmP50Ms, unit: "ms" });
   report({ name: "runc: exec p50 (true)", value: runc.execP50Ms, unit: "ms" });
   report({ name: "runc: memory added per desktop (host cgroup)", value: runc.perDesktopMiB, unit: "MiB" });
-  const runtimes = (await engine<{ Runtimes?: Record<string, unknown> }>("/info")).Runtimes ?? {};
-  if (!runtimes.runsc) {
+  const runsc = figures.get("runsc");
+  if (!runsc) {
     throw new Error(
       "the engine has no runtime runsc (scripts/docker-engine.sh registers it when runsc is installed)",
     );
   }
-  const runsc = await measure("runsc");
   const row = (name: string, value: number, baseline: number, unit: string, target?: string) =>
     report({
       name: `runsc: ${name}`,
