@@ -169,7 +169,10 @@ export const PROVIDERS = {
        */
       RAKAZO_DOCKER_RUNTIME: z
         .string()
-        .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "an OCI runtime name the Docker engine knows, e.g. runc or runsc")
+        .regex(
+          /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/,
+          "an OCI runtime name the Docker engine knows, e.g. runc or runsc",
+        )
         .default("runc"),
       /** The upstream network of the per-computer egress proxies (made when missing). */
       COMPUTER_EGRESS_NETWORK: z.string().default("rakazo-egress"),
