@@ -6,7 +6,7 @@ import { RunHistory } from "./run-history.tsx";
 import { Transcript } from "./transcript.tsx";
 import "./bot-work.css";
 
-const ACTIVE = new Set(["queued", "running", "waiting_takeover"]);
+const ACTIVE = new Set(["queued", "running", "waiting_takeover", "waiting_approval"]);
 
 /**
  * A bot at work in the computer view: the task box (`agent/run`; without a model it says which
