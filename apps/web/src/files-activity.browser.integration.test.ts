@@ -191,6 +191,19 @@ describe.skipIf(missing.length > 0)(
         expect(botFolder.entries.map((e) => e.name)).not.toContain(name);
         await shot("files-uploaded-shared");
         await axe();
+        // Nothing overflows the toolbar or the page sideways (the phone's 390 px included).
+        const overflow = await files
+          .locator(".toolbar")
+          .evaluate((bar) => [
+            bar.scrollWidth - bar.clientWidth,
+            bar.ownerDocument.documentElement.scrollWidth,
+          ]);
+        expect(overflow[0]).toBeLessThanOrEqual(0);
+        expect(overflow[1]).toBeLessThanOrEqual(viewport.width);
+        // The message is about shared/: leaving the folder clears it.
+        await files.getByRole("button", { name: "Up", exact: true }).click();
+        await expect.poll(() => files.getByTestId("files-path").textContent()).toBe("/");
+        expect(await files.getByText(`Uploaded ${name}.`).count()).toBe(0);
       }, 60_000);
 
       it("Activity: newest first, a failure marked in words with stderr apart, page views left out", async () => {

@@ -67,8 +67,12 @@ export function Files(props: {
     [props.computerId, path, props.visible, props.commandTick],
   );
   const data = listing.data;
-  // biome-ignore lint/correctness/useExhaustiveDependencies: clear the preview when the folder changes
-  useEffect(() => setPreview(undefined), [path]);
+  // A preview or a message ("Uploaded x.") is about the folder it was shown in: cleared on leaving it.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs when the folder changes
+  useEffect(() => {
+    setPreview(undefined);
+    setMessage(undefined);
+  }, [path]);
 
   async function open(entry: Entry) {
     if (entry.type === "directory") {
