@@ -1,4 +1,4 @@
-// Issue 30: removing a member ends what they hold in that space at once — every token and web
+// Removing a member ends what they hold in that space at once — every token and web
 // session of theirs is refused there from the next call, their control leases on the space's
 // computers end and the gateways refuse the screen capabilities minted for them. A person left
 // in no space has all their tokens and sessions revoked; one with another space keeps it.

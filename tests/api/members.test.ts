@@ -1,4 +1,4 @@
-// Issue 30, "People", through the API: one-time invites (expiring, single use, stored hashed),
+// A space's people through the API: one-time invites (expiring, single use, stored hashed),
 // redeeming them as a new person or as someone signed in, roles (owner, member, viewer) with the
 // viewer refused every call that changes something, a space's last owner kept, and the server
 // owner shown and transferred. Removal is tests/api/members-removal.test.ts.
@@ -100,7 +100,7 @@ describe("invites", () => {
     expect(
       (await refusal("invite/revoke", { spaceId: alice.spaceId, inviteId: withdrawn.id }, alice.token)).code,
     ).toBe("NOT_FOUND");
-    for (const code of ["00000-00000-00000-00000", "not a code", "rkz_" + "A".repeat(43)]) {
+    for (const code of ["00000-00000-00000-00000", "not a code", `rkz_${"A".repeat(43)}`]) {
       const unknown = await refusal("invite/redeem", { code, userName: "guess" }, undefined);
       expect([unknown.status, unknown.code], code).toEqual([404, "INVITE_INVALID"]);
     }

@@ -1,4 +1,4 @@
-// `./rakazo owner` and `./rakazo owner transfer <user>` (issue 30): the server owner is the first
+// `./rakazo owner` and `./rakazo owner transfer <user>` : the server owner is the first
 // user until the operator moves it; the members page shows the new one and the server-owner-only
 // verb follows it (computer/releaseInterrupted answers NOT_SERVER_OWNER to the previous owner).
 // Each CLI call starts a Node process that loads the services: seconds each on a busy machine.

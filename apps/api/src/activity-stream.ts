@@ -77,7 +77,7 @@ export function mountActivityStream(
         unsubscribe();
         wake?.();
       });
-      // The token revoked or the person removed from the space (issue 30): the stream ends.
+      // The token revoked or the person removed from the space: the stream ends.
       const recheck = setInterval(() => {
         authenticateToken(ctx, secret)
           .then((again) => requireComputer(ctx, again, computerId))

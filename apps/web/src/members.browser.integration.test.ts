@@ -1,5 +1,5 @@
 /**
- * People in the web app (issue 30), in real Chromium against the real API, worker and Postgres
+ * People in the web app, in real Chromium against the real API, worker and Postgres
  * (fake provider): the owner makes an invite link on the members page; a second person opens it
  * in a fresh browser, joins under a name of their own and sees the space; the owner removes them
  * and their open page falls back to the sign-in and their token is refused, each within a bounded

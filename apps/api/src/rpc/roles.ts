@@ -1,5 +1,5 @@
 /**
- * The role gate (issue 30, "People"): a space's `viewer` reads only. Before a handler runs, a
+ * The role gate: a space's `viewer` reads only. Before a handler runs, a
  * call that is not on the read list below and names a space — its `spaceId`, or the space of
  * its `computerId` or `runId` — in which the caller is a viewer is refused with FORBIDDEN
  * (`details.reason: "viewer_read_only"`). The list is of what a viewer may do; an RPC missing
@@ -12,7 +12,7 @@ import type { RpcName } from "@rakazo/api-contract";
 import { AppError, type Caller, roleForNamedSpace, type ServiceContext } from "@rakazo/services";
 
 /** What a viewer may call (besides what names no space: their own tokens, space/create, invite/accept). */
-export const VIEWER_MAY: ReadonlySet<RpcName> = new Set<RpcName>([
+const VIEWER_MAY: ReadonlySet<RpcName> = new Set<RpcName>([
   "space/list",
   "bot/list",
   "member/list",

@@ -33,7 +33,7 @@ export function SessionWatch() {
 }
 
 /** The invite link the web app offers for a code: the code rides in the fragment, never to a server. */
-export function inviteLink(code: string): string {
+function inviteLink(code: string): string {
   return `${location.origin}/#/invite/${code}`;
 }
 

@@ -1,5 +1,5 @@
 /**
- * A space's people (issue 30): members and their roles, one-time invites, and redeeming one.
+ * A space's people: members and their roles, one-time invites, and redeeming one.
  * Roles: `owner` may do everything; `member` everything but the space's people (inviting,
  * removing others, changing roles); `viewer` only reads — the API refuses a viewer's every call
  * that changes something with FORBIDDEN (`details.reason: "viewer_read_only"`).

@@ -1,5 +1,5 @@
 /**
- * Invitations into a space (issue 30, "People"). A space's owner makes a one-time code, shown
+ * Invitations into a space. A space's owner makes a one-time code, shown
  * once (the web app also shows it as a link, `/invite#<code>`: a fragment never reaches a
  * server's log). Only its SHA-256 is stored, looked up by that hash and compared in constant
  * time, like API tokens. A code expires (7 days unless its maker says otherwise) and is spent

@@ -1,5 +1,5 @@
 /**
- * A space's people (issue 30, "People"): members with a role each — `owner` (everything,
+ * A space's people: members with a role each — `owner` (everything,
  * including inviting, removing and changing roles), `member` (everything but those), `viewer`
  * (reads only; the API refuses a viewer's every other call: apps/api/src/rpc/roles.ts). A person
  * may be in several spaces, with a role in each.
