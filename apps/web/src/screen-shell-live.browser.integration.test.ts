@@ -2,7 +2,7 @@
  * The computer view's live parts when something goes wrong or changes on its own, in real
  * Chromium against the real API, worker, web proxy and Postgres (fake provider, the Team
  * Computer), at 1280×800 and 390×844, each with a screenshot under
- * apps/web/test-output/live/:
+ * apps/web/test-output/live/ and axe-core finding no serious or critical violation there:
  * - SCR-8: a gateway that takes the screen's connection and never says a word shows the error
  *   and Retry once 15 s pass without `connected` (the page's clock is Playwright's, so "15 s"
  *   is the app's own timer, not this machine's speed); a `failed` report does too (the fake's
@@ -20,6 +20,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { AxeBuilder } from "@axe-core/playwright";
 import type { RakazoClient } from "@rakazo/client";
 import { createFakeProvider, type SandboxProvider } from "@rakazo/sandbox";
 import { missingOrFail } from "@rakazo/sandbox/testing";
@@ -121,8 +122,12 @@ describe.skipIf(missing.length > 0)(
       let page: Page;
       const shellSockets = () =>
         page.evaluate(() => (globalThis as unknown as { __shells: { close(): void }[] }).__shells.length);
-      const shot = (name: string) =>
-        page.screenshot({ path: path.join(OUTPUT, `${viewport.name}-${name}.png`) });
+      const shot = async (name: string) => {
+        await page.screenshot({ path: path.join(OUTPUT, `${viewport.name}-${name}.png`) });
+        const result = await new AxeBuilder({ page }).analyze();
+        const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+        expect(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)).toEqual([]);
+      };
       const screenStatus = () => page.locator(".screen").getAttribute("data-screen-status");
       const proxyRefusals = () =>
         system.logLines.filter((line) => line.includes("screen.proxy.websocket_handshake_failed")).length;
