@@ -144,11 +144,11 @@ describe("a foreign id is answered exactly like a missing one", () => {
           "space/list",
           "token/create",
           "token/list",
+          // Names nothing: whether the deployment has a model (tests/agent/run-transcript.test.ts).
+          "agent/status",
           // An invite code is the credential itself: no id names a row (tests/api/members.test.ts).
           "invite/accept",
           "invite/redeem",
-          // Names nothing: whether the deployment has a model (tests/agent/run-transcript.test.ts).
-          "agent/status",
           // Takes an operation id (`id`), refused outside the server owner's own spaces with
           // OPERATION_IN_OTHER_SPACE — a server-owner-only verb (tests/ops/interrupted.test.ts).
           "computer/releaseInterrupted",

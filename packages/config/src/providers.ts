@@ -176,6 +176,11 @@ export const PROVIDERS = {
         .default("runc"),
       /** The upstream network of the per-computer egress proxies (made when missing). */
       COMPUTER_EGRESS_NETWORK: z.string().default("rakazo-egress"),
+      /**
+       * `on`: each home on a loop-mounted disk of RAKAZO_COMPUTER_DISK_MIB (needs root and the
+       * host's mount namespace; not under compose). `off`: homes share DATA_DIR's filesystem.
+       */
+      RAKAZO_DOCKER_HOME_DISKS: z.enum(["on", "off"]).default("off"),
       /** Private CIDRs (comma-separated) opened to every computer's egress; the host stays refused. */
       COMPUTER_EGRESS_PRIVATE_ALLOW: z
         .string()
@@ -187,11 +192,6 @@ export const PROVIDERS = {
             .filter((cidr) => cidr !== ""),
         )
         .pipe(z.array(z.cidrv4().or(z.cidrv6()))),
-      /**
-       * `on`: each home on a loop-mounted disk of RAKAZO_COMPUTER_DISK_MIB (needs root and the
-       * host's mount namespace; not under compose). `off`: homes share DATA_DIR's filesystem.
-       */
-      RAKAZO_DOCKER_HOME_DISKS: z.enum(["on", "off"]).default("off"),
     },
     key: undefined,
     settings: (env) => ({
@@ -204,6 +204,7 @@ export const PROVIDERS = {
       memoryBytes: env.RAKAZO_COMPUTER_MEMORY_MIB * 1024 ** 2,
       nanoCpus: Math.round(env.RAKAZO_COMPUTER_CPUS * 1e9),
       pidsLimit: env.RAKAZO_COMPUTER_PIDS,
+      ...homeDisks(env.RAKAZO_DOCKER_HOME_DISKS, env.RAKAZO_COMPUTER_DISK_MIB),
       egressNetwork: env.COMPUTER_EGRESS_NETWORK,
       egressPrivateAllow: env.COMPUTER_EGRESS_PRIVATE_ALLOW,
     }),
@@ -216,7 +217,6 @@ export const PROVIDERS = {
       RAKAZO_HOST_DISPLAY_BASE: z.coerce.number().int().min(1).max(60_000).default(1100),
       RAKAZO_HOST_DISPLAY_COUNT: z.coerce.number().int().min(1).max(5_000).default(400),
     },
-      ...homeDisks(env.RAKAZO_DOCKER_HOME_DISKS, env.RAKAZO_COMPUTER_DISK_MIB),
     key: undefined,
     settings: (env) => ({
       dataDir: env.DATA_DIR,
@@ -284,6 +284,14 @@ export const REMOTE_PROVIDER_KEYS = Object.fromEntries(
   }),
 ) as { readonly [K in RemoteProviderKind]: KeyOf<K> };
 
+/** Docker's home disks (providers/docker/home-disk.ts): only when switched on. */
+function homeDisks(
+  setting: "on" | "off",
+  diskMib: number,
+): { readonly homeDisks?: boolean; readonly diskBytes?: number } {
+  return setting === "on" ? { homeDisks: true, diskBytes: diskMib * 1024 ** 2 } : {};
+}
+
 /**
  * The options `createProvider` (@rakazo/sandbox) takes, per concrete kind. A cloud provider's
  * API key is here because `createProvider` needs it; it is never logged (the redaction blanks
@@ -295,14 +303,6 @@ export type ProviderSettings = {
     : unknown) &
     ReturnType<Entry<K>["settings"]>;
 }[ProviderKind];
-
-/** Docker's home disks (providers/docker/home-disk.ts): only when switched on. */
-function homeDisks(
-  setting: "on" | "off",
-  diskMib: number,
-): { readonly homeDisks?: boolean; readonly diskBytes?: number } {
-  return setting === "on" ? { homeDisks: true, diskBytes: diskMib * 1024 ** 2 } : {};
-}
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
   ? I

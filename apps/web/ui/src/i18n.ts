@@ -3,10 +3,10 @@
  * missing from a locale falls back to English; the tests switch locales to prove both are wired.
  */
 import { createContext, useContext } from "react";
-import { viewDe, viewEn } from "./i18n-view.ts";
 import { botWorkDe, botWorkEn } from "./i18n-bot-work.ts";
 import { guardDe, guardEn } from "./i18n-guard.ts";
 import { membersDe, membersEn } from "./i18n-members.ts";
+import { viewDe, viewEn } from "./i18n-view.ts";
 
 const en = {
   ...viewEn,

@@ -38,6 +38,7 @@ export const computerCreate = defineContract({
         memoryMib: z.number().int().min(256).optional(),
         cpus: z.number().min(0.1).optional(),
         pids: z.number().int().min(64).optional(),
+        diskMib: z.number().int().min(64).optional().describe("The home's disk (Docker with home disks on)."),
       })
       .optional()
       .describe(
@@ -46,7 +47,6 @@ export const computerCreate = defineContract({
     network: networkPolicy
       .optional()
       .describe(
-        diskMib: z.number().int().min(64).optional().describe("The home's disk (Docker with home disks on)."),
         "The deployment's default (COMPUTER_NETWORK) when absent; UNSUPPORTED when the provider cannot enforce it.",
       ),
   }),
