@@ -153,6 +153,10 @@ describe("roles", () => {
     await ok("member/list", { spaceId: alice.spaceId }, viewer);
     await ok("computer/files/list", { computerId: aliceComputer, path: "" }, viewer);
     await ok("computer/activity", { computerId: aliceComputer }, viewer);
+    // A bot's work is readable too (the computer view's transcript, history and notices).
+    await ok("run/list", { computerId: aliceComputer, botId: alice.botId }, viewer);
+    await ok("run/waiting", { spaceId: alice.spaceId }, viewer);
+    await ok("approval/list", { computerId: aliceComputer }, viewer);
     const changes: [string, Record<string, unknown>][] = [
       ["computer/create", { spaceId: alice.spaceId }],
       ["bot/create", { spaceId: alice.spaceId, name: "sneaky" }],

@@ -28,6 +28,14 @@ const VIEWER_MAY: ReadonlySet<RpcName> = new Set<RpcName>([
   "computer/activity",
   "computer/operations",
   "run/get",
+  // A bot's work, read: its transcript, its run history, the space's takeover requests, whether
+  // a model is configured, what waits for approval and the bot's policy (deciding is a change).
+  "run/transcript",
+  "run/list",
+  "run/waiting",
+  "agent/status",
+  "approval/list",
+  "bot/policy/get",
 ]);
 
 /** RPCs a viewer may call with some inputs only. */
