@@ -19,6 +19,7 @@ import {
   type Caller,
   EXTERNAL_CALLER,
   isAppError,
+  isInstallationSetUp,
   type RunEventFeed,
   type ServiceContext,
 } from "@rakazo/services";
@@ -196,6 +197,13 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
   app.get("/health", async (c) => {
     await pingDatabase(ctx.db);
     return c.json({ status: "ok", provider: ctx.provider.kind });
+  });
+  // Whether first-run setup is done, nothing else (the sign-in page hides setup once it is); a
+  // yes never turns back into a no, so it is remembered.
+  let setUp = false;
+  app.get("/setup", async (c) => {
+    setUp ||= await isInstallationSetUp(ctx.db);
+    return c.json({ setUp });
   });
   // Readiness (database and migrations) apart from liveness, and the operators' metrics.
   mountOperatorRoutes(app, { db: ctx.db, metrics, token: options.metricsToken });

@@ -242,6 +242,16 @@ export function mountSessions(app: Hono, options: SessionOptions): void {
     return c.json({ result: { signedIn: live } });
   });
 
+  // Whether first-run setup is done, for the sign-in page; the API's `GET /setup` says nothing else.
+  app.get("/auth/setup", async (c) => {
+    const answer = await fetch(`${api}/setup`, { signal: AbortSignal.timeout(10_000) })
+      .then(async (r) => (r.ok ? ((await r.json()) as unknown) : null))
+      .catch(() => null);
+    if (!isRecord(answer) || typeof answer.setUp !== "boolean")
+      return c.json(refusal("API_UNAVAILABLE", "the API did not answer"), 502);
+    return c.json({ result: { setUp: answer.setUp } });
+  });
+
   app.post("/auth/signin", async (c) => {
     const body = await jsonOf(c);
     const token = isRecord(body) ? body.token : undefined;

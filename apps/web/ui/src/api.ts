@@ -40,6 +40,13 @@ export const auth = {
     const json = (await response.json()) as { result: { signedIn: boolean } };
     return json.result.signedIn;
   },
+  /** Whether first-run setup is done (no sign-in needed to ask). */
+  async setUp(): Promise<boolean> {
+    const response = await fetch("/auth/setup", { credentials: "same-origin" });
+    const json = (await response.json()) as { result?: { setUp: boolean } };
+    if (!json.result) throw new RakazoApiError(response.status, "API_UNAVAILABLE", "the API did not answer");
+    return json.result.setUp;
+  },
   signIn: (token: string) => post<{ signedIn: true }>("/auth/signin", { token }),
   bootstrap: (input: { userName: string; spaceName: string; botName: string; bootstrapToken: string }) =>
     post<{ signedIn: true; token: string }>("/auth/bootstrap", input),

@@ -31,6 +31,8 @@ export const viewEn = {
   "activity.do.browser_navigate": "opened a web page",
   "activity.do.browser_act": "acted on a web page",
   "activity.do.computer_act": "used the mouse and keyboard",
+  "setup.already":
+    "This installation is already set up. Sign in with your API token, or ask its owner for an invite.",
 } as const;
 
 export const viewDe: Partial<Record<keyof typeof viewEn, string>> = {
@@ -62,4 +64,6 @@ export const viewDe: Partial<Record<keyof typeof viewEn, string>> = {
   "activity.do.browser_navigate": "hat eine Webseite geöffnet",
   "activity.do.browser_act": "hat auf einer Webseite gehandelt",
   "activity.do.computer_act": "hat Maus und Tastatur benutzt",
+  "setup.already":
+    "Diese Installation ist bereits eingerichtet. Melden Sie sich mit Ihrem API-Token an oder bitten Sie ihren Besitzer um eine Einladung.",
 };

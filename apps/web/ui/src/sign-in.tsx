@@ -1,14 +1,30 @@
-import { type FormEvent, useState } from "react";
-import { auth, errorMessage } from "./api.ts";
+import { type FormEvent, useEffect, useState } from "react";
+import { auth, errorMessage, RakazoApiError } from "./api.ts";
 import { useT } from "./i18n.ts";
 
-/** Sign-in with an API token, or first-run setup (the bootstrap). */
+/**
+ * Sign-in with an API token, or first-run setup (the bootstrap), offered only while the
+ * installation has no user (`/auth/setup`); a setup someone else finished first says so plainly.
+ */
 export function SignIn({ onSignedIn }: { onSignedIn(): void }) {
   const t = useT();
   const [mode, setMode] = useState<"signin" | "setup">("signin");
   const [error, setError] = useState<string>();
   const [shownToken, setShownToken] = useState<string>();
   const [busy, setBusy] = useState(false);
+  /** Undefined until the web service said; an unanswered question offers setup (it refuses itself). */
+  const [setUp, setSetUp] = useState<boolean>();
+
+  useEffect(() => {
+    let live = true;
+    auth
+      .setUp()
+      .catch(() => false)
+      .then((done) => live && setSetUp(done));
+    return () => {
+      live = false;
+    };
+  }, []);
 
   async function signIn(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -39,7 +55,11 @@ export function SignIn({ onSignedIn }: { onSignedIn(): void }) {
       });
       setShownToken(result.token);
     } catch (e) {
-      setError(t("app.error", { message: errorMessage(e) }));
+      if (e instanceof RakazoApiError && e.code === "ALREADY_BOOTSTRAPPED") {
+        setSetUp(true);
+        setMode("signin");
+        setError(t("setup.already"));
+      } else setError(t("app.error", { message: errorMessage(e) }));
     } finally {
       setBusy(false);
     }
@@ -84,16 +104,18 @@ export function SignIn({ onSignedIn }: { onSignedIn(): void }) {
           {t("signin.submit")}
         </button>
       </form>
-      <button
-        type="button"
-        className="link"
-        onClick={() => {
-          setMode("setup");
-          setError(undefined);
-        }}
-      >
-        {t("signin.firstRun")}
-      </button>
+      {setUp === false && (
+        <button
+          type="button"
+          className="link"
+          onClick={() => {
+            setMode("setup");
+            setError(undefined);
+          }}
+        >
+          {t("signin.firstRun")}
+        </button>
+      )}
     </section>
   ) : (
     <section className="card narrow" aria-labelledby="setup-title">

@@ -27,6 +27,15 @@ export interface BootstrapResult {
 const BOOTSTRAP_LOCK = 727_102;
 
 /**
+ * Whether first-run setup is done (a user exists): all the unauthenticated `GET /setup` tells,
+ * so the sign-in page offers setup only on a new installation.
+ */
+export async function isInstallationSetUp(db: ServiceContext["db"]): Promise<boolean> {
+  const existing = await db.select({ id: users.id }).from(users).limit(1);
+  return existing.length > 0;
+}
+
+/**
  * Creates the first user with a space they own, a bot and an API token. Allowed only while
  * the installation has no user at all; afterwards users are created by members.
  */
