@@ -1,14 +1,12 @@
 // The operator CLI on the operations verbs (OPS-2, OPS-6): `ops list`,
 // `ops release <id> --workers-stopped`, `ops recover <id>` against a real database, refusing
 // like the RPC with the same codes, then a worker's reconciler brings the computer back.
-import { execFile } from "node:child_process";
-import { join } from "node:path";
 import { computerOperations, computers } from "@rakazo/db";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { operatorCli } from "../support/operator-cli.ts";
 import { createTestSystem, eventually, runningComputer, type TestSystem } from "../support/system.ts";
 
-const root = join(import.meta.dirname, "../..");
 let system: TestSystem;
 
 beforeAll(async () => {
@@ -16,23 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => system?.close());
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      [join(root, "apps/launcher/src/cli.ts"), ...args],
-      {
-        env: {
-          PATH: process.env.PATH ?? "",
-          HOME: process.env.HOME ?? "/root",
-          DATABASE_URL: system.database.url,
-          DATA_DIR: system.dataDir,
-        },
-      },
-      (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (args: string[]) => operatorCli(system, args);
 
 async function operationOf(computerId: string) {
   const [row] = await system.ctx.db

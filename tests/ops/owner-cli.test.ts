@@ -2,12 +2,10 @@
 // user until the operator moves it; the members page shows the new one and the server-owner-only
 // verb follows it (computer/releaseInterrupted answers NOT_SERVER_OWNER to the previous owner).
 // Each CLI call starts a Node process that loads the services: seconds each on a busy machine.
-import { execFile } from "node:child_process";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { operatorCli } from "../support/operator-cli.ts";
 import { createTestSystem, type TestSystem } from "../support/system.ts";
 
-const root = join(import.meta.dirname, "../..");
 let system: TestSystem;
 
 beforeAll(async () => {
@@ -15,23 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => system?.close());
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      [join(root, "apps/launcher/src/cli.ts"), ...args],
-      {
-        env: {
-          PATH: process.env.PATH ?? "",
-          HOME: process.env.HOME ?? "/root",
-          DATABASE_URL: system.database.url,
-          DATA_DIR: system.dataDir,
-        },
-      },
-      (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (args: string[]) => operatorCli(system, args);
 
 describe("./rakazo owner", () => {
   it("shows the server owner and transfers it by name", async () => {
