@@ -9,7 +9,14 @@ import { useT } from "./i18n.ts";
 /** Characters kept while the shell connects; more is dropped. */
 const PENDING_INPUT_MAX = 4096;
 
-const CELL = { width: 9, height: 17 };
+/**
+ * xterm.js's default line height (1.0) makes its DOM renderer's rows exactly a glyph tall, and
+ * they clip what sits at the cell's bottom: with the shipped monospace fonts `_` vanished. 1.2
+ * leaves room below the baseline (shell-glyphs.browser.integration.test.ts reads the pixels).
+ */
+const LINE_HEIGHT = 1.2;
+/** A cell's size in CSS pixels at 14 px and LINE_HEIGHT, rounded up: the PTY's size from the box. */
+const CELL = { width: 9, height: 20 };
 
 /**
  * The Shell tab (TRM-3): an xterm.js terminal on the computer's PTY server, reached through the
@@ -29,6 +36,7 @@ export function Shell(props: { computerId: string; botId: string; visible: boole
     if (!props.inControl || !host.current) return;
     const terminal = new Terminal({
       fontSize: 14,
+      lineHeight: LINE_HEIGHT,
       cursorBlink: true,
       convertEol: false,
       screenReaderMode: false,
