@@ -202,6 +202,15 @@ describe.skipIf(missing.length > 0)(
         expect((await client.call("computer/get", { computerId })).state).toBe("running");
         await page.getByRole("tab", { name: "Screen", exact: true }).waitFor();
         await shot("running");
+        if (viewport.name === "desktop") {
+          // At 1280×800 the whole screen is above the fold, the page scrolled to its top.
+          await page.evaluate(() => (globalThis as any).scrollTo(0, 0));
+          const screen = page.locator(".screen");
+          await screen.waitFor();
+          const bottom = await screen.evaluate((element) => element.getBoundingClientRect().bottom);
+          console.log(`[states] the screen's bottom edge at 1280×800: ${bottom} px`);
+          expect(bottom).toBeLessThanOrEqual(viewport.height);
+        }
       }, 60_000);
 
       it("Update runs from the view behind a confirm; the pill shows it and the history its stages", async () => {
