@@ -46,6 +46,10 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
   const [opsTick, setOpsTick] = useState(0);
   const moving = MOVING.has(computer.data?.state ?? "");
   useEffect(() => setPollMs(moving ? 1_000 : 3_000), [moving]);
+  // A message is about the computer as it was: once its state changes, it is no longer true.
+  const shownState = computer.data?.state;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs on a change of state only
+  useEffect(() => setError(undefined), [shownState]);
 
   const show = (next: Tab) => {
     setTab(next);
@@ -73,6 +77,7 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
   async function release() {
     if (!bot) return;
     setBusy(true);
+    setError(undefined);
     try {
       await api.call("computer/releaseControl", { computerId, botId: bot.id });
     } catch (e) {
@@ -88,6 +93,7 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
   async function stopBotAndTakeOver() {
     if (!bot) return;
     setBusy(true);
+    setError(undefined);
     try {
       await api.call("computer/stopBot", { computerId, botId: bot.id });
     } catch (e) {
