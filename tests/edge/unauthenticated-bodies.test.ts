@@ -151,6 +151,7 @@ describe("a stranger's request body costs its headers, never the server's memory
   const apiRoutes = [
     ...RPC_CONTRACTS.map((c) => `/rpc/${c.name}`),
     "/health",
+    "/setup",
     "/openapi.json",
     "/internal/screens/authorize",
     "/activity/stream",
@@ -161,6 +162,7 @@ describe("a stranger's request body costs its headers, never the server's memory
     "/auth/bootstrap",
     "/auth/signout",
     "/auth/session",
+    "/auth/setup",
     "/api/rpc/computer/get",
     "/api/rpc/computer/files/upload",
     "/api/activity/stream",
