@@ -4,7 +4,7 @@
  * (retry count 0). Any other failure is pg-boss's ordinary retry. The Postgres-restart drill
  * (tests/ops/drill-postgres-restart.test.ts) shows the same on a real restart.
  */
-import { isDatabaseUnavailable } from "@rakazo/db";
+import { connectDatabase, type DatabaseHandle, isDatabaseUnavailable } from "@rakazo/db";
 import { createTestDatabase, type TestDatabase } from "@rakazo/db/testing";
 import {
   type DatabaseOutage,
@@ -15,11 +15,14 @@ import {
   registerJobHandlers,
   startPgBoss,
 } from "@rakazo/jobs";
+import { createLogger } from "@rakazo/log";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { databaseOutage } from "./worker.ts";
 
 describe("a job interrupted by a database outage", () => {
   let database: TestDatabase;
   let worker: PgBossHandle;
+  let handle: DatabaseHandle;
   const calls: { operationId: string; job: JobContext }[] = [];
   const resumed: string[] = [];
 
@@ -36,10 +39,21 @@ describe("a job interrupted by a database outage", () => {
         throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
       }
       if (first && payload.operationId === "op_bug") throw new Error("a query was wrong");
+      if (first && payload.operationId === "op_elsewhere") {
+        // The S3 store or a provider socket refusing: the same code, while the database answers.
+        throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9000"), { code: "ECONNREFUSED" });
+      }
     };
+    handle = connectDatabase(database.url, { max: 2 });
+    const real = databaseOutage(handle.db, createLogger({ level: "error", write: () => {} }));
     const outage: DatabaseOutage = {
       isUnavailable: isDatabaseUnavailable,
-      waitUntilReachable: () => new Promise((done) => setTimeout(done, 100)),
+      // The database "was down" for 100 ms — except for the refusal that came from elsewhere,
+      // which the worker's own check (databaseOutage, below) tells apart by asking at once.
+      waitUntilReachable: async (signal) =>
+        calls.at(-1)?.operationId === "op_elsewhere"
+          ? real.waitUntilReachable(signal)
+          : new Promise<boolean>((done) => setTimeout(() => done(true), 100)),
       onResume: ({ jobId }) => resumed.push(jobId),
     };
     await registerJobHandlers(worker.boss, handlers, { pollingIntervalSeconds: 1, outage });
@@ -47,6 +61,7 @@ describe("a job interrupted by a database outage", () => {
 
   afterAll(async () => {
     await worker?.boss.stop({ graceful: false });
+    await handle?.close();
     await database?.drop();
   });
 
@@ -83,6 +98,16 @@ describe("a job interrupted by a database outage", () => {
     await settled(jobId, "retry");
     // Failed once and handed back for pg-boss's delayed retry, not run again in the attempt.
     expect(calls.filter((c) => c.operationId === "op_bug")).toHaveLength(1);
+    expect(resumed).not.toContain(jobId);
+  }, 20_000);
+
+  it("fails as usual when the refusal came from another service and the database answers", async () => {
+    const jobId = await worker.queue.send("computer.checkpoint", {
+      computerId: "cmp_e",
+      operationId: "op_elsewhere",
+    });
+    await settled(jobId, "retry");
+    expect(calls.filter((c) => c.operationId === "op_elsewhere")).toHaveLength(1);
     expect(resumed).not.toContain(jobId);
   }, 20_000);
 });

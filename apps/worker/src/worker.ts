@@ -102,18 +102,20 @@ function every(ms: number, pass: () => Promise<unknown>, log: Logger, name: stri
 
 /**
  * A job cut off by a database outage runs again in the same attempt once the database answers
- * (packages/jobs `DatabaseOutage`): probed every 250 ms, backing off to 2 s.
+ * (packages/jobs `DatabaseOutage`): asked at once — a database that answers means the refusal
+ * was another service's, and the job fails as it would have — then every 250 ms backing off to 2 s.
  */
-function databaseOutage(db: Database, log: Logger): DatabaseOutage {
+export function databaseOutage(db: Database, log: Logger): DatabaseOutage {
   return {
     isUnavailable: isDatabaseUnavailable,
     async waitUntilReachable(signal) {
-      for (let delayMs = 250; ; delayMs = Math.min(delayMs * 2, 2_000)) {
-        await new Promise((done) => setTimeout(done, delayMs));
+      for (let delayMs = 0; ; delayMs = Math.min(Math.max(delayMs * 2, 250), 2_000)) {
+        if (delayMs > 0) await new Promise((done) => setTimeout(done, delayMs));
         signal.throwIfAborted();
         try {
           await pingDatabase(db);
-          return;
+          // Answering at once: the refusal came from elsewhere (a provider, the home store).
+          return delayMs > 0;
         } catch (error) {
           if (!isDatabaseUnavailable(error)) throw error;
         }

@@ -89,10 +89,18 @@ export async function startPgBoss(
  * whatever the first one wrote — until the job's own expiry aborts it.
  */
 export interface DatabaseOutage {
-  /** Whether `error` means the database could not be reached (not that a query was wrong). */
+  /**
+   * Whether `error` may mean the database could not be reached (not that a query was wrong).
+   * Connection codes are not the database's own — a provider socket or the S3 store refuses
+   * with the same ECONNREFUSED — so `waitUntilReachable` decides.
+   */
   isUnavailable(error: unknown): boolean;
-  /** Resolves once the database answers again; rejects when `signal` aborts. */
-  waitUntilReachable(signal: AbortSignal): Promise<void>;
+  /**
+   * Asks the database at once: `false` when it answers (the failure was something else's, and
+   * the job fails as usual); else waits until it answers again and resolves `true`. Rejects
+   * when `signal` aborts.
+   */
+  waitUntilReachable(signal: AbortSignal): Promise<boolean>;
   /** Told each time a handler is run again after an outage. */
   onResume?(job: { name: JobName; jobId: string; error: unknown }): void;
 }
@@ -134,7 +142,7 @@ export async function registerJobHandlers(
                 break;
               } catch (error) {
                 if (!outage?.isUnavailable(error) || job.signal.aborted) throw error;
-                await outage.waitUntilReachable(job.signal);
+                if (!(await outage.waitUntilReachable(job.signal))) throw error;
                 outage.onResume?.({ name, jobId: job.id, error });
               }
             }
