@@ -11,6 +11,7 @@ export {
   missingOrFail,
   missingTools,
   requireDocker,
+  requireRoot,
   requireTools,
   type SuiteGate,
 } from "./tools.ts";

@@ -46,6 +46,13 @@ export function requireTools(suite: string, tools: readonly string[]): SuiteGate
   return { skip: true, title: `${suite} — skipped: ${reason}` };
 }
 
+/** Runs the suite as root (losetup, mount). Locally: skip saying so. Under CI=true: throws. */
+export function requireRoot(suite: string): SuiteGate {
+  if (process.getuid?.() === 0) return { skip: false, title: suite };
+  if (ciStrict()) throw new Error(`CI=true: suite "${suite}" cannot run: it needs root`);
+  return { skip: true, title: `${suite} — skipped: needs root` };
+}
+
 /**
  * Runs the suite when the Docker engine answers and the computer image is present (and any host
  * `tools` too), unless Docker suites are opted out with RAKAZO_TEST_DOCKER=0.
