@@ -117,6 +117,9 @@ describe("drill: Postgres restarted mid-run", () => {
 
     let failedRequests = 0;
     await eventually(async () => {
+      // A process that died while waiting is the failure to report, with all it printed.
+      for (const child of children)
+        if (child.process.exitCode !== null) throw new Error(`a process exited:\n${child.output.join("")}`);
       const got = await call("computer/get", { computerId }, tenant.token);
       if (got.status !== 200) failedRequests++;
       return got.json.result?.state === "running" || undefined;
