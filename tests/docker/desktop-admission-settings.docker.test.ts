@@ -56,6 +56,8 @@ describe.skipIf(gate.skip)(gate.title, () => {
     const env = parseWorkerEnv({
       RAKAZO_PROVIDER: "docker",
       RAKAZO_COMPUTER_IMAGE: overlay.image,
+      // Homes on the shared filesystem: the temp DATA_DIR goes with one rm (home disks: home-disk-probe.docker.test.ts).
+      RAKAZO_DOCKER_HOME_DISKS: "off",
       DATA_DIR: dataDir,
       RAKAZO_COMPUTER_MEMORY_MIB: "1024",
       RAKAZO_COMPUTER_CPUS: "1",

@@ -28,7 +28,7 @@ async function machine(diskBytes: number): Promise<{ provider: SandboxProvider; 
     kind: "docker",
     image: COMPUTER_IMAGE,
     dataDir,
-    homeDisks: true,
+    homeDisks: "on",
     diskBytes,
   });
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));

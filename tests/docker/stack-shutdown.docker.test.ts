@@ -36,6 +36,8 @@ describe.skipIf(gate.skip)(gate.title, () => {
       DATA_DIR: system.dataDir,
       RAKAZO_PROVIDER: "docker",
       RAKAZO_COMPUTER_IMAGE: COMPUTER_IMAGE,
+      // Homes on the shared filesystem: the temp DATA_DIR goes with one rm (home disks: home-disk-probe.docker.test.ts).
+      RAKAZO_DOCKER_HOME_DISKS: "off",
       COMPUTER_NETWORK: "none",
       WORKER_POLL_SECONDS: "0.5",
       LOG_LEVEL: "info",

@@ -87,6 +87,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         WEB_PORT: String(webPort),
         RAKAZO_PROVIDER: "docker",
         RAKAZO_COMPUTER_IMAGE: options.image,
+        // Homes on the shared filesystem: the temp DATA_DIR goes with one rm (home disks: home-disk-probe.docker.test.ts).
+        RAKAZO_DOCKER_HOME_DISKS: "off",
         LOG_LEVEL: "info",
       },
       stdio: ["ignore", "pipe", "pipe"],

@@ -66,7 +66,12 @@ describe.skipIf(gate.skip)(gate.title, () => {
 
   beforeAll(async () => {
     dataDir = await tempDataDir();
-    env = await launcherEnv(dataDir, { RAKAZO_PROVIDER: "docker", RAKAZO_COMPUTER_IMAGE: COMPUTER_IMAGE });
+    env = await launcherEnv(dataDir, {
+      RAKAZO_PROVIDER: "docker",
+      RAKAZO_COMPUTER_IMAGE: COMPUTER_IMAGE,
+      // Homes on the shared filesystem: the temp DATA_DIR goes with one rm (home disks: home-disk-probe.docker.test.ts).
+      RAKAZO_DOCKER_HOME_DISKS: "off",
+    });
     api = `http://127.0.0.1:${env.API_PORT}`;
   });
 

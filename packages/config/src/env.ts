@@ -42,7 +42,7 @@ const computerShape = {
   RAKAZO_COMPUTER_MAX_MEMORY_MIB: z.coerce.number().int().min(256).default(16_384),
   RAKAZO_COMPUTER_MAX_CPUS: z.coerce.number().min(0.1).max(256).default(4),
   RAKAZO_COMPUTER_MAX_PIDS: z.coerce.number().int().min(64).default(16_384),
-  // The home's disk (Docker with RAKAZO_DOCKER_HOME_DISKS=on: a filesystem of this size).
+  // The home's disk (Docker where it keeps home disks, RAKAZO_DOCKER_HOME_DISKS: a filesystem of this size).
   RAKAZO_COMPUTER_DISK_MIB: z.coerce.number().int().min(64).default(10_240),
   RAKAZO_COMPUTER_MAX_DISK_MIB: z.coerce.number().int().min(64).default(102_400),
   // Per-space quotas: computers not deleted, and memory and CPUs of the computers holding a

@@ -1,5 +1,5 @@
 // The home's disk size: a default and a maximum like memory, and Docker's home disks
-// switched on by RAKAZO_DOCKER_HOME_DISKS.
+// asked for unless RAKAZO_DOCKER_HOME_DISKS=off (auto by default).
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseWorkerEnv } from "./env.ts";
 import { providerSettings, sizingFromEnv } from "./provider.ts";
@@ -22,13 +22,20 @@ describe("home disks", () => {
     ).toThrow(ConfigError);
   });
 
-  it("gives the Docker provider disks only when RAKAZO_DOCKER_HOME_DISKS=on, at the default size", () => {
-    expect(providerSettings(parseWorkerEnv(docker))).not.toHaveProperty("homeDisks");
+  it("asks the Docker provider for disks by default (auto), at the default size; off and on as set", () => {
+    expect(providerSettings(parseWorkerEnv(docker))).toMatchObject({
+      kind: "docker",
+      homeDisks: "auto",
+      diskBytes: 10_240 * 1024 ** 2,
+    });
+    expect(
+      providerSettings(parseWorkerEnv({ ...docker, RAKAZO_DOCKER_HOME_DISKS: "off" })),
+    ).not.toHaveProperty("homeDisks");
     expect(
       providerSettings(
         parseWorkerEnv({ ...docker, RAKAZO_DOCKER_HOME_DISKS: "on", RAKAZO_COMPUTER_DISK_MIB: "2048" }),
       ),
-    ).toMatchObject({ kind: "docker", homeDisks: true, diskBytes: 2048 * 1024 ** 2 });
+    ).toMatchObject({ kind: "docker", homeDisks: "on", diskBytes: 2048 * 1024 ** 2 });
     expect(() => parseWorkerEnv({ ...docker, RAKAZO_DOCKER_HOME_DISKS: "yes" })).toThrow();
   });
 });

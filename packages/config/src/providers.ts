@@ -177,10 +177,12 @@ export const PROVIDERS = {
       /** The upstream network of the per-computer egress proxies (made when missing). */
       COMPUTER_EGRESS_NETWORK: z.string().default("rakazo-egress"),
       /**
-       * `on`: each home on a loop-mounted disk of RAKAZO_COMPUTER_DISK_MIB (needs root and the
-       * host's mount namespace; not under compose). `off`: homes share DATA_DIR's filesystem.
+       * Each home on a loop-mounted disk of RAKAZO_COMPUTER_DISK_MIB (needs a root worker in the
+       * Docker engine's mount namespace; not under compose). `auto`: where the worker's probe at
+       * start passes, else off with one warning; `on`: must work, else the worker does not
+       * start; `off`: homes share DATA_DIR's filesystem.
        */
-      RAKAZO_DOCKER_HOME_DISKS: z.enum(["on", "off"]).default("off"),
+      RAKAZO_DOCKER_HOME_DISKS: z.enum(["auto", "on", "off"]).default("auto"),
       /** Private CIDRs (comma-separated) opened to every computer's egress; the host stays refused. */
       COMPUTER_EGRESS_PRIVATE_ALLOW: z
         .string()
@@ -284,12 +286,12 @@ export const REMOTE_PROVIDER_KEYS = Object.fromEntries(
   }),
 ) as { readonly [K in RemoteProviderKind]: KeyOf<K> };
 
-/** Docker's home disks (providers/docker/home-disk.ts): only when switched on. */
+/** Docker's home disks (providers/docker/home-disk.ts): unless switched off. */
 function homeDisks(
-  setting: "on" | "off",
+  setting: "auto" | "on" | "off",
   diskMib: number,
-): { readonly homeDisks?: boolean; readonly diskBytes?: number } {
-  return setting === "on" ? { homeDisks: true, diskBytes: diskMib * 1024 ** 2 } : {};
+): { readonly homeDisks?: "auto" | "on"; readonly diskBytes?: number } {
+  return setting === "off" ? {} : { homeDisks: setting, diskBytes: diskMib * 1024 ** 2 };
 }
 
 /**

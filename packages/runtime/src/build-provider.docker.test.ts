@@ -84,4 +84,41 @@ describe.skipIf(gate.skip)(gate.title, () => {
     // No path of any kind: the only slashes JSON could hold would be in a path.
     expect(refusals[0]).not.toContain("/");
   }, 180_000);
+
+  it("home disks the host cannot give under RAKAZO_DOCKER_HOME_DISKS=auto: one warning line with the reason", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "rakazo-runtime-disks-"));
+    const lines: string[] = [];
+    const log = createLogger({ write: (line) => lines.push(line) });
+    try {
+      // An image the engine cannot run fails the probe's last step, as root or not.
+      const built = await buildProvider(
+        {
+          kind: "docker",
+          image: "rakazo-no-such-image:missing",
+          dataDir: dir,
+          socketPath: "/var/run/docker.sock",
+          runtime: "runc",
+          screenLimit: 0,
+          memoryBytes: 1024 ** 3,
+          nanoCpus: 1_000_000_000,
+          pidsLimit: 512,
+          egressNetwork: "rakazo-egress",
+          egressPrivateAllow: [],
+          homeDisks: "auto",
+        },
+        log,
+      );
+      expect(built.homeDisks).toBeUndefined();
+      const warnings = lines.filter((line) => line.includes("docker.home_disks.unavailable"));
+      expect(warnings, lines.join("\n")).toHaveLength(1);
+      expect(JSON.parse(warnings[0] as string)).toMatchObject({
+        level: "warn",
+        setting: "RAKAZO_DOCKER_HOME_DISKS=auto",
+        homeDisks: "off",
+        reason: process.getuid?.() === 0 ? "engine_check_failed" : "not_root",
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -5,11 +5,12 @@ import { createProvider, type ProviderEventLog, type SandboxProvider } from "@ra
 /**
  * A provider's events as the process's log lines (JSON, redacted by @rakazo/log): the event
  * name is the message, the rest its fields; refusals (`*.refused`, e.g. `docker.socket.refused`)
- * are warnings, everything else is info.
+ * and a feature the settings asked for that this host cannot give (`*.unavailable`, e.g.
+ * `docker.home_disks.unavailable`) are warnings, everything else is info.
  */
 function providerEventLog(log: Logger): ProviderEventLog {
   return ({ event, ...fields }) => {
-    if (event.endsWith(".refused")) log.warn(event, fields);
+    if (event.endsWith(".refused") || event.endsWith(".unavailable")) log.warn(event, fields);
     else log.info(event, fields);
   };
 }

@@ -39,8 +39,11 @@ export interface DockerProviderConfig {
   readonly egressNetwork?: string;
   /** Private CIDRs opened to computers' egress (default none). */
   readonly egressPrivateAllow?: readonly string[];
-  /** Each home on a disk of its own (providers/docker/home-disk.ts); needs root. Default off. */
-  readonly homeDisks?: boolean;
+  /**
+   * Each home on a disk of its own (providers/docker/home-disk.ts): `on` must work here, `auto`
+   * where the worker's probe passes (home-disk-probe.ts). Unset: off.
+   */
+  readonly homeDisks?: "auto" | "on";
   /** Default size of a home's disk; a computer's own sizing wins. */
   readonly diskBytes?: number;
 }
@@ -83,10 +86,16 @@ const factories = {
   fake: async (config: FakeProviderOptions) => createFakeProvider(config),
   docker: async (config: DockerProviderConfig, hooks: ProviderHooks) => {
     const { createSupervisedDockerProvider } = await import("./providers/docker/supervised.ts");
+    const { resolveHomeDisks } = await import("./providers/docker/home-disk-probe.ts");
+    const { homeDisks: setting, ...rest } = config;
+    const homeDisks = await resolveHomeDisks(config, hooks);
     // Before the first job: a crash's leftovers released, every home's disk mounted again.
-    if (config.homeDisks && hooks.repairs !== false)
+    if (homeDisks && hooks.repairs !== false)
       await (await import("./providers/docker/home-disk.ts")).settleHomeDisks(config.dataDir);
-    return createSupervisedDockerProvider(config, hooks);
+    return createSupervisedDockerProvider(
+      homeDisks && setting ? { ...rest, homeDisks: setting } : rest,
+      hooks,
+    );
   },
   host: async (config: HostProviderConfig, hooks: ProviderHooks) => {
     const { createHostProvider } = await import("./providers/host/host-provider.ts");

@@ -283,7 +283,7 @@ describe.skipIf(rootGate.skip)(rootGate.title, () => {
       dataDir,
       memoryBytes: 1024 ** 3,
       pidsLimit: 1024,
-      homeDisks: true,
+      homeDisks: "on",
       diskBytes: DISK,
     });
     const sandbox = await newComputer(provider);
