@@ -14,14 +14,18 @@ import type { BenchReport } from "./row.ts";
 
 const WARM_SAMPLES = 10;
 
-/** Provision → first screenshot (cold), then the p50 of `samples` observes (warm); destroys after. */
+/**
+ * Provision → first screenshot (cold; `provisionMs` is its provision part), then the p50 of
+ * `samples` observes (warm; NaN without samples); destroys after.
+ */
 export async function measureFirstScreenshot(
   provider: SandboxProvider,
   samples = WARM_SAMPLES,
-): Promise<{ coldMs: number; warmP50Ms: number }> {
+): Promise<{ coldMs: number; provisionMs: number; warmP50Ms: number }> {
   const computerId = `cmp_bench${randomBytes(6).toString("hex")}`;
   const started = performance.now();
   const { ref } = await provider.provision({ computerId, homeKey: computerId, mode: "team" });
+  const provisionMs = performance.now() - started;
   try {
     const desktop = provider.sandbox(ref).desktop;
     if (!desktop) throw new Error(`${provider.kind} has no desktop`);
@@ -34,7 +38,7 @@ export async function measureFirstScreenshot(
       warm.push(performance.now() - t);
     }
     warm.sort((a, b) => a - b);
-    return { coldMs, warmP50Ms: warm[Math.floor(warm.length / 2)] as number };
+    return { coldMs, provisionMs, warmP50Ms: warm[Math.floor(warm.length / 2)] ?? Number.NaN };
   } finally {
     await provider.destroy(ref);
   }

@@ -198,11 +198,13 @@ describe("cloud providers (RAKAZO_PROVIDER=e2b|novita|daytona|boat)", () => {
       DAYTONA_AUTO_ARCHIVE_MINUTES: "0",
       DAYTONA_LIFECYCLE_TIMEOUT_SECONDS: "300",
       RAKAZO_REMOTE_SUPERVISOR: "/opt/s/supervisor.mjs",
+      RAKAZO_REMOTE_SUPERVISOR_IN_IMAGE: "/opt/rakazo/supervisor.mjs",
     });
     expect(providerSettings(env)).toEqual({
       kind: "daytona",
       apiKey: "dtn_k",
       supervisorBundlePath: "/opt/s/supervisor.mjs",
+      supervisorInImage: "/opt/rakazo/supervisor.mjs",
       screenLimit: 2,
       apiUrl: "http://127.0.0.1:4200/api",
       target: "eu",
@@ -210,6 +212,17 @@ describe("cloud providers (RAKAZO_PROVIDER=e2b|novita|daytona|boat)", () => {
       autoArchiveMinutes: 0,
       lifecycleTimeoutSeconds: 300,
     });
+  });
+
+  it("the template's supervisor path must be absolute", () => {
+    expect(() =>
+      parseWorkerEnv({
+        ...base,
+        RAKAZO_PROVIDER: "daytona",
+        DAYTONA_API_KEY: "dtn_k",
+        RAKAZO_REMOTE_SUPERVISOR_IN_IMAGE: "opt/rakazo/supervisor.mjs",
+      }),
+    ).toThrow(/RAKAZO_REMOTE_SUPERVISOR_IN_IMAGE/);
   });
 
   it("boat: machine type and TTL", () => {

@@ -89,6 +89,14 @@ export function remoteSupervisorBundle(env: {
 const remoteShape = {
   /** The supervisor bundle installed into every remote machine; default DATA_DIR/remote/supervisor.mjs. */
   RAKAZO_REMOTE_SUPERVISOR: optionalString,
+  /**
+   * Where the machines' template/snapshot carries the supervisor bundle (built from the computer
+   * image: /opt/rakazo/supervisor.mjs); a copy that passes the sha256 check spares the upload.
+   */
+  RAKAZO_REMOTE_SUPERVISOR_IN_IMAGE: z
+    .string()
+    .regex(/^\/[^\0]*$/, "an absolute path inside the machine")
+    .optional(),
 };
 type RemoteBaseEnv = ProviderBaseEnv & ParsedShape<typeof remoteShape>;
 
@@ -99,6 +107,7 @@ type RemoteBaseEnv = ProviderBaseEnv & ParsedShape<typeof remoteShape>;
  */
 const remoteCommon = (env: RemoteBaseEnv) => ({
   supervisorBundlePath: remoteSupervisorBundle(env),
+  ...defined({ supervisorInImage: env.RAKAZO_REMOTE_SUPERVISOR_IN_IMAGE }),
   screenLimit: env.SANDBOX_TEAM_SCREEN_LIMIT,
   ...desktopAdmission(env),
 });

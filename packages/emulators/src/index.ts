@@ -5,3 +5,4 @@ export {
   startDaytonaEmulator,
 } from "./daytona/emulator.ts";
 export { createMachinePool, type MachinePool, type MachinePoolOptions } from "./machines.ts";
+export { bakeTemplateImage, type EmulatedTemplate, type EmulatedTemplates } from "./templates.ts";

@@ -7,11 +7,13 @@
  * - every container carries `<labelPrefix>.emulator=<name>` and the owner label, so a test or
  *   the CLI removes exactly what it made (`removeAll`);
  * - the machine runs the bare image (`sleep infinity` under tini): whatever runs in it — the
- *   supervisor included — is started by the client through commands, as on the real service.
+ *   supervisor included — is started by the client through commands, as on the real service;
+ *   only a named template (./templates.ts) boots an image and command of its own, as a real one can.
  */
 import { Duplex, PassThrough } from "node:stream";
 import { createDemuxer, type RawExecResult, runExec } from "@rakazo/sandbox/docker";
 import Docker from "dockerode";
+import { type EmulatedTemplates, machineSpec } from "./templates.ts";
 
 export interface MachinePoolOptions {
   readonly image: string;
@@ -22,6 +24,8 @@ export interface MachinePoolOptions {
   readonly docker?: Docker;
   readonly labelPrefix?: string;
   readonly memoryBytes?: number;
+  /** Templates by name (./templates.ts): an image of their own and a boot command. */
+  readonly templates?: EmulatedTemplates;
 }
 
 interface MachineExec {
@@ -39,7 +43,8 @@ interface MachineExec {
 type MachineState = "running" | "stopped" | "missing";
 
 export interface MachinePool {
-  create(name: string): Promise<string>;
+  /** `template` picks one of `templates`; otherwise the machine is the bare image, asleep. */
+  create(name: string, template?: string): Promise<string>;
   start(containerId: string): Promise<void>;
   stop(containerId: string): Promise<void>;
   remove(containerId: string): Promise<void>;
@@ -62,11 +67,12 @@ export function createMachinePool(options: MachinePoolOptions): MachinePool {
   const statusOf = (error: unknown) => (error as { statusCode?: number } | null)?.statusCode;
 
   return {
-    async create(name) {
+    async create(name, template) {
+      const spec = machineSpec(options.image, options.templates, template);
       const container = await docker.createContainer({
         name: `${prefix}-${options.emulator}-${name}`,
-        Image: options.image,
-        Cmd: ["sleep", "infinity"],
+        Image: spec.image,
+        Cmd: spec.cmd,
         User: "1000:1000",
         WorkingDir: MACHINE_HOME,
         Hostname: name,

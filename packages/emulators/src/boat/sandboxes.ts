@@ -118,7 +118,10 @@ export function sandboxRoutes(router: Router, boat: Boat): void {
       boat.entries.set(id, entry);
       if (typeof key === "string") boat.idempotency.set(key, { bodyHash, sandboxId: id });
       background(boat, entry, async () => {
-        entry.containerId = await boat.machines.create(id.replace("_", "-"));
+        entry.containerId = await boat.machines.create(
+          id.replace("_", "-"),
+          typeof body.type === "string" ? body.type : undefined,
+        );
         if (boat.entries.has(id)) touch(boat, record, "idle");
       });
       sendJson(response, 202, {

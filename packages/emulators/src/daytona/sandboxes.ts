@@ -85,7 +85,10 @@ export function sandboxRoutes(router: Router, daytona: Daytona): void {
     const name = typeof body.name === "string" && body.name !== "" ? body.name : id;
     if (find(daytona, name)) return fail(response, 409, `sandbox named ${name} exists`);
     const ttl = typeof body.ttlMinutes === "number" && body.ttlMinutes > 0 ? body.ttlMinutes : null;
-    const containerId = await daytona.machines.create(`dt-${id.slice(0, 12)}`);
+    const containerId = await daytona.machines.create(
+      `dt-${id.slice(0, 12)}`,
+      typeof body.snapshot === "string" ? body.snapshot : undefined,
+    );
     // A caller that gave up (timed out, disconnected) never learns the id: leave no machine.
     if (callerGone(response)) {
       await daytona.machines.remove(containerId).catch(() => undefined);

@@ -6,12 +6,15 @@
  */
 import { Duplex, PassThrough, type Readable, Writable } from "node:stream";
 import Docker from "dockerode";
+import { type EmulatedTemplates, machineSpec } from "../templates.ts";
 
 export interface ContainerOptions {
   readonly docker: Docker;
   readonly image: string;
   /** Labels on every container (e.g. the test's branch), plus `rakazo-emulator.sandbox`. */
   readonly labels: Readonly<Record<string, string>>;
+  /** Templates by name (./templates.ts): an image of their own and a boot command. */
+  readonly templates?: EmulatedTemplates;
 }
 
 export interface RunningProcess {
@@ -28,12 +31,17 @@ export function createContainers(options: ContainerOptions) {
   const { docker } = options;
 
   return {
-    async create(sandboxId: string, envs: Readonly<Record<string, string>>): Promise<string> {
+    async create(
+      sandboxId: string,
+      envs: Readonly<Record<string, string>>,
+      template?: string,
+    ): Promise<string> {
+      const spec = machineSpec(options.image, options.templates, template);
       const container = await docker.createContainer({
-        Image: options.image,
+        Image: spec.image,
         name: `rakazo-emu-${sandboxId}`,
         Entrypoint: ["/usr/bin/tini", "--"],
-        Cmd: ["sleep", "infinity"],
+        Cmd: spec.cmd,
         User: WORKSPACE_USER,
         WorkingDir: "/home/user",
         Env: Object.entries({ HOME: "/home/user", LANG: "C.UTF-8", ...envs }).map(([k, v]) => `${k}=${v}`),

@@ -16,6 +16,7 @@ import type { AddressInfo, Socket } from "node:net";
 import type Docker from "dockerode";
 import { hasKeyHeader, readBody } from "../http-util.ts";
 import { NOT_EMULATED_STATUS, notEmulated, Router } from "../router.ts";
+import type { EmulatedTemplates } from "../templates.ts";
 import { createContainers, defaultDocker } from "./containers.ts";
 import { RPC_PATH, serveFiles, serveHealth, serveRpc } from "./envd.ts";
 import { hostTarget, proxyHttp, proxyUpgrade } from "./hosts.ts";
@@ -41,6 +42,8 @@ export interface EmulatorOptions {
   readonly maxSandboxes?: number;
   /** The domain in answers; `getHost(port)` = `<port>-<id>.<domain>`. */
   readonly domain?: string;
+  /** Templates by name (./templates.ts): an image of their own and a boot command. */
+  readonly templates?: EmulatedTemplates;
 }
 
 export interface E2BEmulator {
@@ -93,6 +96,7 @@ export async function startE2BEmulator(options: EmulatorOptions): Promise<E2BEmu
       docker,
       image: options.image,
       labels: { "rakazo-emulator.flavor": flavor, ...(options.labels ?? {}) },
+      ...(options.templates ? { templates: options.templates } : {}),
     }),
     domain: options.domain ?? `${flavor}.emulator.localhost`,
     maxSandboxes: options.maxSandboxes ?? 20,

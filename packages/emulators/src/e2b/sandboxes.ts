@@ -87,7 +87,7 @@ export function sandboxRoutes(router: Router<ControlCall>, state: E2BState): voi
     const timeout = typeof body.timeout === "number" ? body.timeout : 300;
     const id = newId();
     const envs = (body.envVars ?? {}) as Record<string, string>;
-    const containerId = await state.containers.create(id, envs);
+    const containerId = await state.containers.create(id, envs, templateId);
     // A caller that gave up (timed out, aborted) never learns the id: leave no machine.
     if (callerGone(response)) {
       await state.containers.remove(containerId).catch(() => undefined);

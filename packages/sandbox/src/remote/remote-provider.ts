@@ -39,8 +39,9 @@ import { createSupervisedTerminal } from "../supervised-terminal.ts";
 import { commandTransport, type SupervisorTransport } from "../supervisor-client.ts";
 import { persistentToolEnv } from "../tool-env.ts";
 import { workspaceScriptCommand } from "../workspace-script.ts";
-import { commandLine, quote } from "./shell.ts";
+import { commandLine } from "./shell.ts";
 import { supervisorChannel } from "./supervisor-channel.ts";
+import { startOnKnownMachine, startOnNewMachine } from "./supervisor-start.ts";
 import { type RemoteBackend, type RemoteMachine, StaleMachineError } from "./surface.ts";
 import { exportWorkspaceChunked, importWorkspaceChunked } from "./workspace-transfer.ts";
 
@@ -56,6 +57,12 @@ export interface RemoteProviderOptions {
   readonly screenLimit?: number;
   /** The supervisor's desktop admission (CMP-5), in its environment; unset fields keep its defaults. */
   readonly desktopAdmission?: DesktopAdmissionSettings;
+  /**
+   * Where the machines' image may carry the supervisor bundle (`/opt/rakazo/supervisor.mjs` in a
+   * template, snapshot or type built from the computer image): a new machine whose copy there
+   * passes the sha256 check gets no upload. Unset: every new machine gets the upload.
+   */
+  readonly supervisorInImage?: string;
   /** Per supervisor call; observe of a new bot starts a desktop. Default 120 s. */
   readonly supervisorTimeoutMs?: number;
   readonly capabilities?: Partial<ProviderCapabilities>;
@@ -64,8 +71,6 @@ export interface RemoteProviderOptions {
 /** Extra provider-side time past the in-machine `timeout` before the backend gives up. */
 const BACKSTOP_MS = 15_000;
 const DEFAULT_MAX_READ = 64 * 1024 ** 2;
-/** The install prelude's exit when the machine lacks this bundle: not a CLI exit (0, 1, 2). */
-const NOT_INSTALLED = 97;
 
 export function createRemoteProvider(options: RemoteProviderOptions): SandboxProvider {
   const { backend } = options;
@@ -79,6 +84,8 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
   const machines = new Map<string, Promise<RemoteMachine>>();
   /** One supervisor channel per machine (./supervisor-channel.ts), shared by its handles. */
   const channels = new Map<string, SupervisorTransport>();
+  /** The RPC key a start printed, used once by the channel's opening instead of a file read. */
+  const startKeys = new Map<string, Uint8Array>();
   let bundle: Promise<{ bytes: Uint8Array; path: string; hash: string }> | undefined;
 
   const supervisorBundle = () => {
@@ -94,6 +101,7 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
   const forget = (ref: string) => {
     evict(ref);
     channels.delete(ref);
+    startKeys.delete(ref);
   };
 
   /** A cached handle, or a fresh one for a running machine: never resumes a stopped one. */
@@ -256,8 +264,14 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
         channel = supervisorChannel({
           commands: commandPath(ref),
           target: () => withMachine(ref, (machine) => machine.portUrl(gatewayPort)),
-          readKey: () =>
-            withMachine(ref, (machine) => machine.readFile(`${runDir}/${SUPERVISOR_RPC_KEY_FILE}`)),
+          readKey: async () => {
+            const printed = startKeys.get(ref);
+            startKeys.delete(ref);
+            return (
+              printed ??
+              withMachine(ref, (machine) => machine.readFile(`${runDir}/${SUPERVISOR_RPC_KEY_FILE}`))
+            );
+          },
           timeoutMs,
         });
         channels.set(ref, channel);
@@ -266,43 +280,38 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
     },
   });
 
-  /**
-   * Makes the workspace directory, installs the supervisor bundle unless the machine has this
-   * very one (sha256), and starts the daemon with the command path's `health`: an upload and one
-   * command on a new machine, one command on a machine that has the bundle. A start that
-   * outlived the CLI's wait is retried once.
-   */
+  /** Makes the workspace directory and starts the daemon (./supervisor-start.ts). */
   const prepareAndStart = async (ref: string, fresh: boolean) => {
-    const { bytes, path, hash } = await supervisorBundle();
-    const dirs = `mkdir -p -- ${quote(workspace)} ${quote(`${backend.userHome}/.rakazo`)}`;
-    let missing = false;
-    const start = (prelude: string) =>
-      commandPath(ref, prelude, (code) => {
-        missing = code === NOT_INSTALLED;
-      })
-        .call("health", {})
-        .catch((error: unknown) => {
-          if (missing) throw error;
-          return commandPath(ref).call("health", {});
-        });
-    if (!fresh) {
-      const installed = `echo ${quote(`${hash}  ${path}`)} | sha256sum --check --status - 2>/dev/null || exit ${NOT_INSTALLED}`;
-      try {
-        await start(`${dirs} && { ${installed}; }`);
-        return;
-      } catch (error) {
-        if (!missing) throw error;
-      }
+    const bundle = await supervisorBundle();
+    const home = `${backend.userHome}/.rakazo`;
+    if (fresh) {
+      const key = await startOnNewMachine({
+        settings: {
+          runDir,
+          workspace,
+          gatewayPort,
+          screenLimit: options.screenLimit ?? 0,
+          admissionEnv,
+          node,
+        },
+        bundle,
+        ...(options.supervisorInImage !== undefined ? { inImage: options.supervisorInImage } : {}),
+        dirs: [workspace, home],
+        run: async (script) => exec(ref, { argv: ["sh", "-c", script], timeoutMs }),
+        writeFile: (file, bytes) => withMachine(ref, (machine) => machine.writeFile(file, bytes)),
+        viaCommandPath: () => commandPath(ref).call("health", {}),
+        randomSuffix: () => randomBytes(6).toString("hex"),
+      });
+      if (key !== undefined) startKeys.set(ref, new Uint8Array(Buffer.from(key)));
+      return;
     }
-    // Uploaded to /tmp (its parent exists before the mkdir), moved beside the bundle's path, then
-    // renamed over it: a CLI starting meanwhile reads the old bundle or the new, never half of one.
-    const suffix = randomBytes(6).toString("hex");
-    const uploaded = `/tmp/.rakazo-supervisor-${suffix}.mjs`;
-    const staged = `${path}.${suffix}`;
-    await withMachine(ref, (machine) => machine.writeFile(uploaded, bytes));
-    await start(
-      `${dirs} && mv -f -- ${quote(uploaded)} ${quote(staged)} && chmod 0644 -- ${quote(staged)} && mv -f -- ${quote(staged)} ${quote(path)}`,
-    );
+    await startOnKnownMachine({
+      bundle,
+      dirs: [workspace, home],
+      commandPath: (prelude, onExit) => commandPath(ref, prelude, onExit),
+      // The machine lost or never had this bundle: installed as on a new machine.
+      install: () => prepareAndStart(ref, true),
+    });
   };
 
   const capabilities: ProviderCapabilities = {

@@ -45,6 +45,8 @@ export interface BoatProviderConfig {
   /** The supervisor's desktop admission (CMP-5); unset fields keep its defaults. */
   readonly desktopAdmission?: DesktopAdmissionSettings;
   readonly supervisorBundle: () => Promise<Uint8Array>;
+  /** Where the template/snapshot carries the bundle (RAKAZO_REMOTE_SUPERVISOR_IN_IMAGE). */
+  readonly supervisorInImage?: string;
   /** Injected for tests (the emulated clock); default `Date.now`. */
   readonly now?: () => number;
   /** Injected for tests; default real sleeps. */
@@ -278,6 +280,7 @@ export function createBoatProvider(config: BoatProviderConfig, client?: BoatClie
   return createRemoteProvider({
     backend: createBoatBackend(config, client),
     supervisorBundle: config.supervisorBundle,
+    ...(config.supervisorInImage !== undefined ? { supervisorInImage: config.supervisorInImage } : {}),
     ...(config.screenLimit !== undefined ? { screenLimit: config.screenLimit } : {}),
     ...(config.desktopAdmission !== undefined ? { desktopAdmission: config.desktopAdmission } : {}),
   });

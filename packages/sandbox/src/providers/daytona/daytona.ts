@@ -51,6 +51,8 @@ export interface DaytonaProviderConfig {
   /** The supervisor's desktop admission (CMP-5); unset fields keep its defaults. */
   readonly desktopAdmission?: DesktopAdmissionSettings;
   readonly supervisorBundle: () => Promise<Uint8Array>;
+  /** Where the template/snapshot carries the bundle (RAKAZO_REMOTE_SUPERVISOR_IN_IMAGE). */
+  readonly supervisorInImage?: string;
 }
 
 export const DAYTONA_LABELS = { computer: "rakazo.computer", home: "rakazo.home" } as const;
@@ -274,6 +276,7 @@ export function createDaytonaProvider(config: DaytonaProviderConfig): SandboxPro
   return createRemoteProvider({
     backend: createDaytonaBackend(config),
     supervisorBundle: config.supervisorBundle,
+    ...(config.supervisorInImage !== undefined ? { supervisorInImage: config.supervisorInImage } : {}),
     ...(config.screenLimit !== undefined ? { screenLimit: config.screenLimit } : {}),
     ...(config.desktopAdmission !== undefined ? { desktopAdmission: config.desktopAdmission } : {}),
   });

@@ -27,6 +27,8 @@ export interface FamilyProviderConfig {
   readonly desktopAdmission?: DesktopAdmissionSettings;
   /** The supervisor bundle installed into every machine. */
   readonly supervisorBundle: () => Promise<Uint8Array>;
+  /** Where the template/snapshot carries the bundle (RAKAZO_REMOTE_SUPERVISOR_IN_IMAGE). */
+  readonly supervisorInImage?: string;
 }
 
 type Options = Record<string, unknown>;
@@ -132,6 +134,7 @@ export function createFamilyProvider(
       ...(config.portUrlTemplate !== undefined ? { portUrlTemplate: config.portUrlTemplate } : {}),
     }),
     supervisorBundle: config.supervisorBundle,
+    ...(config.supervisorInImage !== undefined ? { supervisorInImage: config.supervisorInImage } : {}),
     ...(config.screenLimit !== undefined ? { screenLimit: config.screenLimit } : {}),
     ...(config.desktopAdmission !== undefined ? { desktopAdmission: config.desktopAdmission } : {}),
   });
