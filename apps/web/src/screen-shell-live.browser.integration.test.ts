@@ -7,6 +7,9 @@
  *   and Retry once 15 s pass without `connected` (the page's clock is Playwright's, so "15 s"
  *   is the app's own timer, not this machine's speed); a `failed` report does too (the fake's
  *   gateway serves no RFB, so Retry against it is refused and the page reports `failed`).
+ * - SCR-8: the screen's frame is asked for while the page's prefetch is still out (not one round
+ *   trip after it), and stays hidden, its status `loading`, until the prefetch answers; a refused
+ *   prefetch removes it and shows the fixed text.
  * - SCR-7: the page the proxy serves has no `VideoDecoder`, where the same browser's own pages do.
  * - TRM-3: the shell's websocket killed under it, the Shell tab connects again and a fresh shell
  *   (another pid) answers at a new prompt.
@@ -24,7 +27,7 @@ import { AxeBuilder } from "@axe-core/playwright";
 import type { RakazoClient } from "@rakazo/client";
 import { createFakeProvider, type SandboxProvider } from "@rakazo/sandbox";
 import { missingOrFail } from "@rakazo/sandbox/testing";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Page, type Request } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
 import { type AppSystem, startAppSystem } from "./testing/app-system.ts";
@@ -203,6 +206,56 @@ describe.skipIf(missing.length > 0)(
         await page.getByTestId("screen-error").waitFor({ timeout: 5_000 });
         expect(await page.getByRole("button", { name: "Retry", exact: true }).count()).toBe(1);
         await shot("screen-failed-report");
+      }, 60_000);
+
+      it("SCR-8: the screen is framed while its prefetch is out, hidden and 'loading' until it answers", async () => {
+        // A gateway that takes the connection and stays silent keeps the frame at `connecting`.
+        gatewaySilent = true;
+        // The app's prefetch of the screen page (a fetch, not the frame's document) is held here.
+        let release: (() => void) | undefined;
+        let refuse = false;
+        const held = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        const prefetch = "**/screens/*/";
+        const framed: string[] = [];
+        const onRequest = (request: Request) => {
+          if (request.resourceType() === "document" && /\/screens\/[^/]+\/$/.test(request.url()))
+            framed.push(request.url());
+        };
+        page.on("request", onRequest);
+        await page.route(prefetch, async (route) => {
+          if (route.request().resourceType() !== "fetch") return route.continue();
+          await held;
+          if (refuse) return route.fulfill({ status: 403, body: "" });
+          return route.continue();
+        });
+        try {
+          // A fresh load: the page may still show this view from the test before.
+          await page.goto("about:blank");
+          await page.goto(`${system.web.url}/#/computers/${computerId}`);
+          // The frame's page is asked for before the prefetch has answered…
+          await expect.poll(() => framed.length, { timeout: 20_000 }).toBeGreaterThan(0);
+          const frame = page.locator(".screen iframe");
+          expect(await frame.count()).toBe(1);
+          // …and nothing of it shows, nor any status it reports, until it has.
+          expect(await frame.evaluate((el) => getComputedStyle(el).visibility)).toBe("hidden");
+          expect(await screenStatus()).toBe("loading");
+          release?.();
+          await expect.poll(screenStatus, { timeout: 10_000 }).toBe("connecting");
+          expect(await frame.evaluate((el) => getComputedStyle(el).visibility)).toBe("visible");
+
+          // A prefetch that is refused takes the hidden frame away and shows the fixed text.
+          refuse = true;
+          await page.goto("about:blank");
+          await page.goto(`${system.web.url}/#/computers/${computerId}`);
+          await expect.poll(screenStatus, { timeout: 20_000 }).toBe("refused");
+          expect(await page.locator(".screen iframe").count()).toBe(0);
+          expect(await page.getByTestId("screen-error").textContent()).toBe("The screen did not respond.");
+        } finally {
+          page.off("request", onRequest);
+          await page.unroute(prefetch);
+        }
       }, 60_000);
 
       it("SCR-7: the page the proxy serves has no VideoDecoder, where the browser's own pages do", async () => {
