@@ -132,6 +132,11 @@ describe.skipIf(missing.length > 0)(
         expect(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)).toEqual([]);
       };
       const screenStatus = () => page.locator(".screen").getAttribute("data-screen-status");
+      /** In the page: an element's computed `visibility`. */
+      const visibilityOf = (element: unknown) =>
+        (
+          globalThis as unknown as { getComputedStyle(element: unknown): { visibility: string } }
+        ).getComputedStyle(element).visibility;
       const proxyRefusals = () =>
         system.logLines.filter((line) => line.includes("screen.proxy.websocket_handshake_failed")).length;
 
@@ -239,11 +244,11 @@ describe.skipIf(missing.length > 0)(
           const frame = page.locator(".screen iframe");
           expect(await frame.count()).toBe(1);
           // …and nothing of it shows, nor any status it reports, until it has.
-          expect(await frame.evaluate((el) => getComputedStyle(el).visibility)).toBe("hidden");
+          expect(await frame.evaluate(visibilityOf)).toBe("hidden");
           expect(await screenStatus()).toBe("loading");
           release?.();
           await expect.poll(screenStatus, { timeout: 10_000 }).toBe("connecting");
-          expect(await frame.evaluate((el) => getComputedStyle(el).visibility)).toBe("visible");
+          expect(await frame.evaluate(visibilityOf)).toBe("visible");
 
           // A prefetch that is refused takes the hidden frame away and shows the fixed text.
           refuse = true;
