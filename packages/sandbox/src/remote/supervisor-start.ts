@@ -21,11 +21,11 @@ import type { SupervisorTransport } from "../supervisor-client.ts";
 import { quote } from "./shell.ts";
 
 /** Exit when no candidate holds the host's bundle: the host uploads it and runs the start again. */
-export const BUNDLE_MISSING = 97;
+const BUNDLE_MISSING = 97;
 /** Exit when no daemon listened in time. */
-export const DAEMON_NOT_LISTENING = 98;
+const DAEMON_NOT_LISTENING = 98;
 /** Exit when the listening daemon is not the one the checks accepted (another daemon won the lock). */
-export const DAEMON_MISMATCH = 99;
+const DAEMON_MISMATCH = 99;
 
 /** Environment names that change the daemon's desktop admission; compared on a running daemon. */
 const SETTING_ENV = "^(RAKAZO_DESKTOP_|SANDBOX_TEAM_SCREEN_LIMIT=)";
@@ -73,7 +73,7 @@ export function supervisorBootCommand(
   ];
 }
 
-export interface StartScriptOptions extends DaemonSettings {
+interface StartScriptOptions extends DaemonSettings {
   readonly node: string;
   /** sha256 (hex) of the host's bundle. */
   readonly hash: string;
@@ -86,7 +86,7 @@ export interface StartScriptOptions extends DaemonSettings {
 }
 
 /** The whole start as one shell script: check, keep or start the daemon, print its key. */
-export function startScript(options: StartScriptOptions): string {
+function startScript(options: StartScriptOptions): string {
   const run = options.runDir;
   const pidFile = quote(`${run}/supervisor.pid`);
   const socket = quote(`${run}/supervisor.sock`);
