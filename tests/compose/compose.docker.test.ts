@@ -306,6 +306,17 @@ describe.skipIf(gate.skip)(gate.title, () => {
     ).rejects.toThrow();
   });
 
+  it("keeps homes on DATA_DIR's filesystem under RAKAZO_DOCKER_HOME_DISKS=auto, with one warning naming why", async () => {
+    // The worker's mounts would not reach the engine (nor the engine's the API and worker):
+    // its probe at start says so once, and the stack runs on without home disks.
+    const { stdout } = await compose(stack, ["logs", "--no-color", "worker"]);
+    const warnings = stdout.split("\n").filter((line) => line.includes("docker.home_disks.unavailable"));
+    expect(warnings, stdout.slice(-4000)).toHaveLength(1);
+    expect(warnings[0]).toContain('"level":"warn"');
+    expect(warnings[0]).toContain('"setting":"RAKAZO_DOCKER_HOME_DISKS=auto"');
+    expect(warnings[0]).toMatch(/"reason":"(no_tools|mount_refused|not_visible_to_engine)"/);
+  });
+
   it("serves the web app that the image build made at the web port", async () => {
     const response = await fetch(`${stack.web}/`);
     expect(response.status).toBe(200);
