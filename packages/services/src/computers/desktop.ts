@@ -12,6 +12,7 @@ import { viaProvider } from "../sandbox-errors.ts";
 import { type ComputerRow, requireComputer } from "./access.ts";
 import { requireBotOnComputer, touchComputer } from "./activity.ts";
 import { machineFor } from "./first-use.ts";
+import { forgetLiveReports } from "./query.ts";
 
 export interface BotActionInput {
   readonly computerId: string;
@@ -78,7 +79,10 @@ export async function observeDesktop(
   input: BotActionInput,
 ): Promise<ObserveResult> {
   const { desktop } = await prepareBotAction(ctx, caller, input);
-  const frame = await viaProvider(() => desktop.observe(input.botId));
+  // Observing may start the bot's desktop: the next computer/get shows it.
+  const frame = await viaProvider(() => desktop.observe(input.botId)).finally(() =>
+    forgetLiveReports(input.computerId),
+  );
   return {
     pngBase64: Buffer.from(frame.png).toString("base64"),
     width: frame.width,
@@ -94,5 +98,7 @@ export async function actOnDesktop(
   input: BotActionInput & { actions: readonly DesktopAction[] },
 ): Promise<ActResult> {
   const { desktop } = await prepareBotAction(ctx, caller, input);
-  return viaProvider(() => desktop.act(input.botId, input.actions));
+  return viaProvider(() => desktop.act(input.botId, input.actions)).finally(() =>
+    forgetLiveReports(input.computerId),
+  );
 }
