@@ -119,13 +119,15 @@ export class Computers {
    * or revoked capability is NOT_FOUND, like an unknown computer (no existence oracle).
    */
   use<T>(client: string, held: Held, work: (target: Target) => Promise<T>): Promise<T> {
-    const grant = this.#grantFor(client, held);
+    // Hashed once per call; the queue checks the same digest again.
+    const hash = hashOf(typeof held.capability === "string" ? held.capability : "");
+    const grant = this.#grantFor(client, held, hash);
     const previous = this.#queues.get(grant.computerId) ?? Promise.resolve();
     const run = previous
       .catch(() => undefined)
       .then(() => {
         // Checked again in the queue: a destroy queued before this call revoked it.
-        const current = this.#grantFor(client, held);
+        const current = this.#grantFor(client, held, hash);
         return this.#call(() => work({ computerId: current.computerId, screen: current.screen }));
       });
     this.#queues.set(grant.computerId, run);
@@ -195,8 +197,11 @@ export class Computers {
     };
   }
 
-  #grantFor(client: string, held: Held): Grant {
-    const hash = hashOf(typeof held.capability === "string" ? held.capability : "");
+  #grantFor(
+    client: string,
+    held: Held,
+    hash: Buffer = hashOf(typeof held.capability === "string" ? held.capability : ""),
+  ): Grant {
     const grant = this.#grants.get(hash.toString("hex"));
     // The map lookup is by hash; the constant-time comparison guards the final equality.
     if (

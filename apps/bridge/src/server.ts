@@ -12,6 +12,7 @@ import type { BridgeClient } from "@rakazo/config";
 import { bodyTooLarge, isBodyTooLarge, limitBody, requireJsonBody } from "@rakazo/http-edge";
 import type { Logger } from "@rakazo/log";
 import { Hono } from "hono";
+import { keptAliveFetch } from "./api-transport.ts";
 import { ClientTokens } from "./clients.ts";
 import { Computers } from "./computers.ts";
 import { BridgeError } from "./errors.ts";
@@ -39,7 +40,7 @@ export interface BridgeOptions {
   /** BRIDGE_KEY_PREFIX: in front of every computer key and screen (scope.ts); default none. */
   readonly keyPrefix?: string | undefined;
   readonly log: Logger;
-  /** Defaults to the global fetch. */
+  /** Defaults to node:http over kept-alive connections (api-transport.ts). */
   readonly fetch?: (request: Request) => Promise<Response>;
 }
 
@@ -58,7 +59,7 @@ export function createBridge(options: BridgeOptions) {
     createExternalClient({
       baseUrl: options.apiUrl,
       token: options.externalToken,
-      ...(options.fetch ? { fetch: options.fetch } : {}),
+      fetch: options.fetch ?? keptAliveFetch(),
     }),
     { keyPrefix: options.keyPrefix },
   );
