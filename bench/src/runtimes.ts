@@ -3,7 +3,8 @@
  * image under runc and under runsc (gVisor), one computer each, both running and measured step
  * by step in turn in the same run. Every runsc row has its runc figure as the baseline:
  * - cold first screenshot of a new bot (after one warm-up desktop, as `desktops` does);
- * - warm observe p50 of that bot's desktop;
+ * - warm observe p50 of that bot's desktop, and the supervisor round trip p50 (`desktop.list`,
+ *   no desktop work: the socket hop, HTTP and JSON in the computer) that is part of it;
  * - exec p50 (`true` through the provider's command path);
  * - memory added per desktop, read by the host from the container's cgroup (PSS inside gVisor is
  *   the Sentry's own bookkeeping, not comparable).
@@ -19,6 +20,7 @@ const SAMPLES = 20;
 interface RuntimeFigures {
   readonly coldMs: number;
   readonly warmP50Ms: number;
+  readonly hopP50Ms: number;
   readonly execP50Ms: number;
   readonly perDesktopMiB: number;
 }
@@ -111,9 +113,11 @@ async function measure(runtimes: readonly string[]): Promise<Map<string, Runtime
     for (const c of computers) cold.set(c.runtime, await timed(() => c.desktop.observe("bot_a")));
     const warm = new Map<string, number[]>(computers.map((c) => [c.runtime, []]));
     const exec = new Map<string, number[]>(computers.map((c) => [c.runtime, []]));
+    const hop = new Map<string, number[]>(computers.map((c) => [c.runtime, []]));
     for (let i = 0; i < SAMPLES; i++) {
       for (const c of computers) warm.get(c.runtime)?.push(await timed(() => c.desktop.observe("bot_a")));
       for (const c of computers) exec.get(c.runtime)?.push(await timed(c.exec));
+      for (const c of computers) hop.get(c.runtime)?.push(await timed(() => c.desktop.list()));
     }
     const figures = new Map<string, RuntimeFigures>();
     for (const c of computers) {
@@ -125,6 +129,7 @@ async function measure(runtimes: readonly string[]): Promise<Map<string, Runtime
       figures.set(c.runtime, {
         coldMs: cold.get(c.runtime) ?? Number.NaN,
         warmP50Ms: p50(warm.get(c.runtime) ?? []),
+        hopP50Ms: p50(hop.get(c.runtime) ?? []),
         execP50Ms: p50(exec.get(c.runtime) ?? []),
         perDesktopMiB: (after - before) / 2,
       });
@@ -141,6 +146,7 @@ export async function benchRuntimes(report: BenchReport): Promise<void> {
   const runc = figures.get("runc") as RuntimeFigures;
   report({ name: "runc: cold first screenshot, new bot", value: runc.coldMs, unit: "ms" });
   report({ name: "runc: warm observe p50", value: runc.warmP50Ms, unit: "ms" });
+  report({ name: "runc: supervisor round trip p50 (desktop.list)", value: runc.hopP50Ms, unit: "ms" });
   report({ name: "runc: exec p50 (true)", value: runc.execP50Ms, unit: "ms" });
   report({ name: "runc: memory added per desktop (host cgroup)", value: runc.perDesktopMiB, unit: "MiB" });
   const runsc = figures.get("runsc");
@@ -160,6 +166,7 @@ export async function benchRuntimes(report: BenchReport): Promise<void> {
     });
   row("cold first screenshot, new bot", runsc.coldMs, runc.coldMs, "ms", "≤ 1.5×");
   row("warm observe p50", runsc.warmP50Ms, runc.warmP50Ms, "ms", "≤ 1.3×");
+  row("supervisor round trip p50 (desktop.list)", runsc.hopP50Ms, runc.hopP50Ms, "ms");
   row("exec p50 (true)", runsc.execP50Ms, runc.execP50Ms, "ms");
   row("memory added per desktop (host cgroup)", runsc.perDesktopMiB, runc.perDesktopMiB, "MiB");
 }
