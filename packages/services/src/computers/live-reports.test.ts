@@ -89,4 +89,16 @@ describe("live reports", () => {
     ).rejects.toThrow("no answer");
     expect(await reports.get("desktops", "cmp_a", "m", async () => "answered")).toBe("answered");
   });
+
+  it("knows a machine only once it was read for it (its first read is the one not known)", async () => {
+    const reports = createLiveReports();
+    expect(reports.knows("desktops", "cmp_a", "m1")).toBe(false);
+    const read = reports.get("desktops", "cmp_a", "m1", () => new Promise<string>(() => {}));
+    expect(reports.knows("desktops", "cmp_a", "m1")).toBe(true);
+    expect(reports.knows("desktops", "cmp_a", "m2")).toBe(false);
+    expect(reports.knows("desktops", "cmp_b", "m1")).toBe(false);
+    reports.forget("cmp_a");
+    expect(reports.knows("desktops", "cmp_a", "m1")).toBe(false);
+    void read;
+  });
 });

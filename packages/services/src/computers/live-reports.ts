@@ -1,6 +1,6 @@
 /**
- * What `computer/get` reads from a live machine's supervisor — its desktop report (health) —
- * kept for `LIVE_REPORT_TTL_MS` per computer and shared by every caller
+ * What `computer/get` reads from a live machine — its desktop report (the supervisor's health)
+ * and its home's disk — kept for `LIVE_REPORT_TTL_MS` per computer and shared by every caller
  * in that time, so a page of people polling one computer costs one supervisor call a second,
  * not one per request. What must stay true:
  * - Freshness: a report is served at most `LIVE_REPORT_TTL_MS` after it arrived (plus the time
@@ -19,7 +19,6 @@ export const LIVE_REPORT_TTL_MS = 1_000;
 /** Entries beyond this many computers are dropped wholesale (a process serves far fewer). */
 const MAX_COMPUTERS = 10_000;
 
-/** One part today; the key keeps parts apart should another live read join it. */
 export type LiveReportPart = "desktops" | "disk";
 
 interface Entry {
@@ -33,6 +32,8 @@ interface Entry {
 export interface LiveReports {
   /** The part's report for this computer and machine: kept, or read now by `read` (once). */
   get<T>(part: LiveReportPart, computerId: string, machine: string, read: () => Promise<T>): Promise<T>;
+  /** Whether a report of this machine is kept or being read (fresh or not): false on its first read. */
+  knows(part: LiveReportPart, computerId: string, machine: string): boolean;
   /** Drops what is kept for a computer (this process changed its desktops). */
   forget(computerId: string): void;
 }
@@ -64,6 +65,9 @@ export function createLiveReports(ttlMs = LIVE_REPORT_TTL_MS, now: () => number 
         },
       );
       return entry.value as Promise<T>;
+    },
+    knows(part, computerId, machine) {
+      return entries.get(keyOf(part, computerId))?.machine === machine;
     },
     forget(computerId) {
       entries.delete(keyOf("desktops", computerId));

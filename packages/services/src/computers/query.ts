@@ -25,6 +25,37 @@ export interface ComputerDetails extends ComputerView {
 /** How long `computer/get` waits for a running computer's desktop report before leaving it out. */
 const CAPACITY_TIMEOUT_MS = 2_000;
 
+/**
+ * How long `computer/get` waits for the tools probe of a machine it has not probed yet (an exec
+ * in the computer; a just-started one may need its supervisor started first, hundreds of ms).
+ * The probe goes on and its answer is kept (tools.ts), so `tools` is null on that first read
+ * and known from the next: a computer that just came up does not hold up the poll that sees it.
+ */
+const TOOLS_WAIT_MS = 100;
+
+/**
+ * How long the first `computer/get` of a machine (just started, replaced, or used by this process
+ * since) waits for its desktop report: a supervisor that is still starting takes hundreds of ms,
+ * and the poll that sees a computer come up should not wait for it. The read goes on and is kept,
+ * so the next read has it; a running supervisor answers well within this.
+ */
+const FIRST_REPORT_WAIT_MS = 250;
+
+/** `promise`'s value, or `fallback` when it has not settled within `ms` (it goes on). */
+async function settledWithin<T, F>(promise: Promise<T>, ms: number, fallback: F): Promise<T | F> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<F>((resolve) => {
+        timer = setTimeout(() => resolve(fallback), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** One per process: every `computer/get` of a computer shares its live reports (live-reports.ts). */
 const liveReports = createLiveReports();
 
@@ -40,7 +71,7 @@ export async function getComputer(
 ): Promise<ComputerDetails> {
   const row = await requireComputer(ctx, caller, input.computerId);
   const [tools, disk, desktops] = await Promise.all([
-    computerTools(ctx, row),
+    settledWithin(computerTools(ctx, row), TOOLS_WAIT_MS, null),
     homeDisk(ctx, row),
     desktopReport(ctx, row),
   ]);
@@ -64,7 +95,9 @@ function desktopReport(ctx: ServiceContext, row: ComputerRow): Promise<DesktopCa
     return Promise.resolve(undefined);
   }
   const machine = `${row.providerKind}\0${ref}\0${row.updatedAt.getTime()}`;
-  return liveReports.get("desktops", row.id, machine, async () => {
+  // A machine's first read may have to start its supervisor: wait only briefly for it.
+  const first = !liveReports.knows("desktops", row.id, machine);
+  const report = liveReports.get("desktops", row.id, machine, async () => {
     const desktop = ctx.provider.sandbox(ref).desktop;
     if (!desktop?.capacity) return undefined;
     // A computer that does not answer in time reports null rather than holding up the read.
@@ -78,16 +111,19 @@ function desktopReport(ctx: ServiceContext, row: ComputerRow): Promise<DesktopCa
     clearTimeout(timer);
     return desktops;
   });
+  return first ? settledWithin(report, FIRST_REPORT_WAIT_MS, null) : report;
 }
 
 /**
- * The home's disk of a computer on this provider, when it keeps one (read on the host, no exec:
- * a statfs, cheap next to the supervisor call, so read on every call and never stale).
+ * The home's disk of a computer on this provider, when it keeps one (read on the host, no exec),
+ * kept like the desktop report: reading the mount table and statfs on every call was the largest
+ * per-call cost left. A disk attached or grown shows within the same bound.
  */
 function homeDisk(ctx: ServiceContext, row: ComputerRow): Promise<HomeDiskUsage | null> {
   const disks = ctx.provider.homeDisks;
   if (row.providerKind !== ctx.provider.kind || !disks) return Promise.resolve(null);
-  return disks.usage(row.homeKey).catch(() => null);
+  const machine = `${row.providerKind}\0${row.homeKey}\0${row.updatedAt.getTime()}`;
+  return liveReports.get("disk", row.id, machine, () => disks.usage(row.homeKey).catch(() => null));
 }
 
 export async function listComputers(
