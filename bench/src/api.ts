@@ -33,7 +33,7 @@ const ROUNDS = Number(process.env.BENCH_API_ROUNDS ?? 3);
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const IMAGE = process.env.RAKAZO_COMPUTER_IMAGE ?? "rakazo-computer:latest";
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once("error", reject);
@@ -44,7 +44,7 @@ function freePort(): Promise<number> {
   });
 }
 
-function start(args: string[], env: NodeJS.ProcessEnv, ready: string): Promise<ChildProcess> {
+export function start(args: string[], env: NodeJS.ProcessEnv, ready: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
   let seen = "";
   return new Promise((resolve, reject) => {
@@ -65,7 +65,7 @@ function start(args: string[], env: NodeJS.ProcessEnv, ready: string): Promise<C
   });
 }
 
-async function stop(child: ChildProcess): Promise<void> {
+export async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((done) => child.once("exit", done));
   // SIGTERM first: the API shuts down cleanly (and writes its --cpu-prof profile).
@@ -188,7 +188,7 @@ async function runningDockerComputer(
   }
 }
 
-function dockerUsable(): boolean {
+export function dockerUsable(): boolean {
   try {
     execFileSync("docker", ["image", "inspect", IMAGE], { stdio: "ignore", timeout: 10_000 });
     return true;

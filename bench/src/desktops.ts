@@ -13,7 +13,7 @@ import type { BenchReport } from "./row.ts";
 
 const IMAGE = process.env.RAKAZO_COMPUTER_IMAGE ?? "rakazo-computer:latest";
 
-const BARE_DESKTOP = `
+export const BARE_DESKTOP = `
 set -e
 Xvfb :90 -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
 until [ -e /tmp/.X11-unix/X90 ]; do sleep 0.01; done

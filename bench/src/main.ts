@@ -45,6 +45,7 @@ const SUITES: readonly Suite[] = [
   { name: "host", load: async () => (await import("./host.ts")).benchHost },
   { name: "remote", load: async () => (await import("./remote.ts")).benchRemote },
   { name: "api", load: async () => (await import("./api.ts")).benchApi },
+  { name: "lifecycle", load: async () => (await import("./lifecycle.ts")).benchLifecycle },
   { name: "external-exec", load: async () => (await import("./external-exec.ts")).benchExternalExec },
 ];
 
