@@ -190,7 +190,7 @@ async function benchDesktopsPerGiB(report: BenchReport): Promise<void> {
       name: `live desktops per GiB (admitted until refused: ${reason})`,
       value: live,
       unit: "desktops",
-      target: "≥ 4",
+      target: "≥ 5",
     });
     report({
       name: "cgroup memory per live desktop (1 GiB computer)",

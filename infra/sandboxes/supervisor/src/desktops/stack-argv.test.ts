@@ -81,8 +81,18 @@ describe("stack argv", () => {
     "/home/user/rakazo-home/.browser-profiles/bot-a",
   );
 
-  it("Xvfb: display base + index, 1280x800x24, no TCP", () => {
-    expect(xvfbArgv(plan)).toEqual(["Xvfb", ":13", "-screen", "0", "1280x800x24", "-nolisten", "tcp"]);
+  it("Xvfb: display base + index, 1280x800x24, no TCP, no GLX", () => {
+    expect(xvfbArgv(plan)).toEqual([
+      "Xvfb",
+      ":13",
+      "-screen",
+      "0",
+      "1280x800x24",
+      "-nolisten",
+      "tcp",
+      "-extension",
+      "GLX",
+    ]);
   });
 
   it("Chromium: loopback-only debugging on the slot's port, session restore, no crash bubble", () => {

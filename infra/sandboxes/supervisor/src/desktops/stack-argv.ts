@@ -60,6 +60,11 @@ export function planStack(
 /** Chromium's per-profile lock files; a killed browser leaves them and blocks the next start. */
 export const PROFILE_SINGLETON_FILES = ["SingletonLock", "SingletonSocket", "SingletonCookie"] as const;
 
+/**
+ * No GLX: nothing on the desktop renders through OpenGL (Chromium runs with `--disable-gpu`,
+ * screenshots and x11vnc read the framebuffer), and the extension loads Mesa's software renderer
+ * into every Xvfb, ~11 MiB private each (docs/decisions.md, "Lighter desktops").
+ */
 export function xvfbArgv(plan: StackPlan): string[] {
   return [
     "Xvfb",
@@ -69,6 +74,8 @@ export function xvfbArgv(plan: StackPlan): string[] {
     `${SCREEN_WIDTH}x${SCREEN_HEIGHT}x24`,
     "-nolisten",
     "tcp",
+    "-extension",
+    "GLX",
   ];
 }
 
