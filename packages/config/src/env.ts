@@ -52,7 +52,7 @@ const computerShape = {
   RAKAZO_SPACE_MAX_MEMORY_MIB: z.coerce.number().int().min(0).optional(),
   RAKAZO_SPACE_MAX_CPUS: z.coerce.number().min(0).optional(),
   // Desktop admission inside each computer (CMP-5), handed to its supervisor; unset keeps the
-  // supervisor's default (200 MiB and 160 pids per desktop, 160 MiB and 128 pids kept free, CPU
+  // supervisor's default (180 MiB and 160 pids per desktop, 160 MiB and 128 pids kept free, CPU
   // pressure ignored).
   RAKAZO_DESKTOP_MEMORY_MIB: z.coerce.number().int().min(1).optional(),
   RAKAZO_DESKTOP_PIDS: z.coerce.number().int().min(0).optional(),

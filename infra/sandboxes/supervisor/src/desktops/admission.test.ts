@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import {
   type AdmissionPolicy,
   type CgroupSample,
+  DEFAULT_ADMISSION_POLICY,
   headroomVerdict,
   MIB,
   parseMiB,
@@ -166,5 +167,21 @@ describe("sampleCgroup", () => {
     expect(parseMiB("150", 1)).toBe(150 * MIB);
     expect(parseMiB("-3", 7)).toBe(7);
     expect(parseMiB(undefined, 7)).toBe(7);
+  });
+});
+
+describe("the default charge", () => {
+  // The desktops bench's 1 GiB computer: ~168 MiB of cgroup memory per live desktop, supervisor
+  // included (docs/decisions.md, "Lighter desktops").
+  const measured = (live: number): CgroupSample =>
+    sample({ memoryUsed: live * 168 * MIB, memoryMax: 1024 * MIB, pidsCurrent: live * 40, pidsMax: 2048 });
+
+  it("admits a fifth desktop into 1 GiB after four measured ones, and no sixth", () => {
+    expect(headroomVerdict(measured(4), DEFAULT_ADMISSION_POLICY, 0)).toBeNull();
+    expect(headroomVerdict(measured(5), DEFAULT_ADMISSION_POLICY, 0)).toBe("memory");
+  });
+
+  it("charges no less than a measured desktop: a starting one never overshoots the floor", () => {
+    expect(DEFAULT_ADMISSION_POLICY.desktop.memoryBytes).toBeGreaterThanOrEqual(168 * MIB);
   });
 });

@@ -37,9 +37,13 @@ export interface AdmissionPolicy {
 
 export const MIB = 1024 ** 2;
 
-/** Defaults: about 190 MiB and ~40 processes/threads' pids per desktop were measured on the computer image. */
+/**
+ * Defaults, from the desktops bench on the computer image (docs/decisions.md, "Lighter
+ * desktops"): a live desktop holds ~168 MiB of the cgroup (supervisor included), charged as 180
+ * so a 1 GiB computer takes five and keeps the floor free; ~40 processes/threads' pids each.
+ */
 export const DEFAULT_ADMISSION_POLICY: AdmissionPolicy = {
-  desktop: { memoryBytes: 200 * MIB, pids: 160 },
+  desktop: { memoryBytes: 180 * MIB, pids: 160 },
   floor: { memoryBytes: 160 * MIB, pids: 128 },
   cpuPressureMax: 0,
 };
