@@ -19,7 +19,7 @@ export const LIVE_REPORT_TTL_MS = 1_000;
 /** Entries beyond this many computers are dropped wholesale (a process serves far fewer). */
 const MAX_COMPUTERS = 10_000;
 
-export type LiveReportPart = "desktops" | "disk";
+type LiveReportPart = "desktops" | "disk";
 
 interface Entry {
   /** Which machine the report describes (see the header); a different one is a miss. */
