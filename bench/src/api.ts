@@ -210,12 +210,19 @@ export async function benchApi(report: BenchReport): Promise<void> {
   });
 }
 
-async function benchPair(report: BenchReport, pair: Pair): Promise<void> {
-  const name = `rakazo_bench_api_${randomBytes(4).toString("hex")}`;
+/**
+ * A bench's own database (migrated), DATA_DIR and tenant, for the real API and worker processes;
+ * `dispose` removes all three.
+ */
+export async function benchTenant(label: string, providerKind: "fake" | "docker") {
+  const name = `rakazo_bench_${label}_${randomBytes(4).toString("hex")}`;
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "rakazo-bench-api-"));
-  const children: ChildProcess[] = [];
-  let ready: Ready | undefined;
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), `rakazo-bench-${label}-`));
+  const dispose = async () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
+    await admin.end();
+  };
   try {
     await admin.unsafe(`create database ${name}`);
     const url = new URL(ADMIN_URL);
@@ -227,9 +234,21 @@ async function benchPair(report: BenchReport, pair: Pair): Promise<void> {
       userName: "bench",
       spaceName: "bench",
       botName: "bench-bot",
-      providerKind: pair.kind,
+      providerKind,
     });
     await handle.close();
+    return { databaseUrl, dataDir, tenant, dispose };
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
+}
+
+async function benchPair(report: BenchReport, pair: Pair): Promise<void> {
+  const { databaseUrl, dataDir, tenant, dispose } = await benchTenant("api", pair.kind);
+  const children: ChildProcess[] = [];
+  let ready: Ready | undefined;
+  try {
     ready = await pair.setup?.(databaseUrl, tenant.computerId, dataDir);
 
     const apiPort = await freePort();
@@ -317,8 +336,6 @@ async function benchPair(report: BenchReport, pair: Pair): Promise<void> {
   } finally {
     for (const child of children) await stop(child);
     await ready?.teardown().catch((error: unknown) => console.log(`(teardown: ${(error as Error).message})`));
-    rmSync(dataDir, { recursive: true, force: true });
-    await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
-    await admin.end();
+    await dispose();
   }
 }

@@ -17,22 +17,16 @@
  */
 import { type ChildProcess, execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { connectDatabase, migrateDatabase } from "@rakazo/db";
-import { createUserWithSpace } from "@rakazo/services";
-import postgres from "postgres";
-import { dockerUsable, freePort, start, stop } from "./api.ts";
+import { benchTenant, dockerUsable, freePort, start, stop } from "./api.ts";
 import { BARE_DESKTOP } from "./desktops.ts";
 import type { BenchReport } from "./row.ts";
 
 const run = promisify(execFile);
 const ROUNDS = Number(process.env.BENCH_LIFECYCLE_ROUNDS ?? 3);
 const POLL_MS = 20;
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const IMAGE = process.env.RAKAZO_COMPUTER_IMAGE ?? "rakazo-computer:latest";
 const ROOT = path.join(import.meta.dirname, "../..");
 
@@ -154,24 +148,9 @@ export async function benchLifecycle(report: BenchReport): Promise<void> {
     console.log(`(lifecycle rows left out: no Docker engine or no image ${IMAGE})`);
     return;
   }
-  const name = `rakazo_bench_lifecycle_${randomBytes(4).toString("hex")}`;
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "rakazo-bench-lifecycle-"));
+  const { databaseUrl, dataDir, tenant, dispose } = await benchTenant("lifecycle", "docker");
   const children: ChildProcess[] = [];
   try {
-    await admin.unsafe(`create database ${name}`);
-    const url = new URL(ADMIN_URL);
-    url.pathname = `/${name}`;
-    const databaseUrl = url.toString();
-    await migrateDatabase(databaseUrl);
-    const handle = connectDatabase(databaseUrl, { max: 1 });
-    const tenant = await createUserWithSpace(handle.db, {
-      userName: "bench",
-      spaceName: "bench",
-      botName: "bench-bot",
-      providerKind: "docker",
-    });
-    await handle.close();
     const port = await freePort();
     const env = {
       PATH: process.env.PATH,
@@ -212,8 +191,6 @@ export async function benchLifecycle(report: BenchReport): Promise<void> {
     }
   } finally {
     for (const child of children.reverse()) await stop(child);
-    rmSync(dataDir, { recursive: true, force: true });
-    await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
-    await admin.end();
+    await dispose();
   }
 }
