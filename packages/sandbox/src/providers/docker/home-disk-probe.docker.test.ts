@@ -47,9 +47,15 @@ async function decideInChild(
   dir: string,
   options: { uid?: number } = {},
 ): Promise<{ auto: boolean; events: Record<string, unknown>[]; on: Record<string, unknown> }> {
+  // The child drops to `uid` itself once the probe's modules are loaded: spawned as that user it
+  // could not even start when the checkout or its Node lies under a private folder (a fresh
+  // clone in a 0700 temp dir: EACCES on the node binary).
+  const drop =
+    options.uid === undefined ? "" : `process.setgid(${options.uid}); process.setuid(${options.uid});`;
   const probe = pathToFileURL(join(import.meta.dirname, "home-disk-probe.ts")).href;
   const script = `
     const { resolveHomeDisks } = await import(${JSON.stringify(probe)});
+    ${drop}
     const events = [];
     const config = { image: ${JSON.stringify(IMAGE)}, dataDir: ${JSON.stringify(dir)} };
     const auto = await resolveHomeDisks({ ...config, homeDisks: "auto" }, { log: (e) => events.push(e) });
@@ -61,7 +67,7 @@ async function decideInChild(
   const { stdout } = await run(
     prefix[0] ?? process.execPath,
     [...prefix.slice(1), ...(prefix.length ? [process.execPath] : []), "--input-type=module", "-e", script],
-    { timeout: 60_000, ...(options.uid !== undefined ? { uid: options.uid, gid: options.uid } : {}) },
+    { timeout: 60_000 },
   );
   return JSON.parse(stdout);
 }
