@@ -12,12 +12,14 @@
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rm, rmdir, writeFile } from "node:fs/promises";
+import { mkdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import Docker from "dockerode";
 import { SandboxError } from "../../errors.ts";
 import type { DockerProviderConfig, ProviderHooks } from "../../registry.ts";
+import { umountQuietly } from "./home-disk.ts";
 
 const run = promisify(execFile);
 
@@ -41,13 +43,17 @@ function stderrOf(error: unknown): string {
   return text.trim().split("\n")[0] ?? "";
 }
 
-async function mountedAt(point: string): Promise<boolean> {
-  const info = await readFile("/proc/self/mountinfo", "utf8");
-  return info.split("\n").some((line) => line.split(" ")[4] === point);
-}
-
-async function umountQuietly(point: string): Promise<void> {
-  if (await mountedAt(point)) await run("umount", [point]).catch(() => run("umount", ["-l", point]));
+/**
+ * The kernel frees an autoclear loop device after the unmount returns, not with it: the probe
+ * waits (≤ 2 s) until none backs its image and detaches one still there, so it leaves nothing.
+ */
+async function releaseLoops(image: string): Promise<void> {
+  const attached = async () =>
+    (await run("losetup", ["-j", image]).catch(() => ({ stdout: "" }))).stdout.trim();
+  for (let waited = 0; waited < 2_000 && (await attached()); waited += 50) await sleep(50);
+  for (const line of (await attached()).split("\n").filter(Boolean)) {
+    await run("losetup", ["-d", line.slice(0, line.indexOf(":"))]).catch(() => {});
+  }
 }
 
 export async function probeHomeDisks(options: {
@@ -84,6 +90,7 @@ export async function probeHomeDisks(options: {
   } finally {
     await umountQuietly(point).catch(() => {});
     await rmdir(point).catch(() => {});
+    await releaseLoops(image);
     await rm(image, { force: true });
   }
 }

@@ -88,7 +88,7 @@ async function makeImage(target: string, size: number, fromDir: string | null): 
   await rename(draft, target);
 }
 
-async function umountQuietly(point: string): Promise<void> {
+export async function umountQuietly(point: string): Promise<void> {
   if (await isAttached(point)) await run("umount", [point]).catch(() => run("umount", ["-l", point]));
 }
 
