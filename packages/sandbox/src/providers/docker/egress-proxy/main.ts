@@ -6,14 +6,14 @@
  * computer).
  */
 import { chmodSync, rmSync } from "node:fs";
-import type { EgressRules } from "./decide.ts";
 import { hostAddressFile } from "./host-addresses.ts";
 import { createEgressProxy } from "./proxy.ts";
+import { parseEgressRules } from "./rules-env.ts";
 
 const socket = process.env.RAKAZO_EGRESS_SOCKET ?? "/run/rakazo-egress/proxy.sock";
-const rules = JSON.parse(process.env.RAKAZO_EGRESS_RULES ?? "") as EgressRules;
-if (rules.mode !== "egress" && rules.mode !== "allowlist") {
-  console.error("egress proxy: RAKAZO_EGRESS_RULES has no valid mode");
+const rules = parseEgressRules(process.env.RAKAZO_EGRESS_RULES);
+if (rules instanceof Error) {
+  console.error(JSON.stringify({ event: "egress.refused_to_start", error: rules.message }));
   process.exit(2);
 }
 const hostAddresses = process.env.RAKAZO_HOST_ADDRESSES;
