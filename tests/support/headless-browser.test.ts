@@ -1,6 +1,6 @@
 // BRW-7: the test runtime's `BROWSER_PROVIDER=emulator` browsers keep the PageBrowser contract.
 import { requireTools, runPageBrowserContract } from "@rakazo/sandbox/testing";
-import { it } from "vitest";
+import { describe } from "vitest";
 import { HEADLESS_CHROMIUM, type HeadlessBrowserRuntime, startHeadlessBrowsers } from "./headless-browser.ts";
 
 let runtime: HeadlessBrowserRuntime | undefined;
@@ -9,9 +9,7 @@ let runtime: HeadlessBrowserRuntime | undefined;
 const gate = requireTools("BROWSER_PROVIDER=emulator (headless Chromium of the test runtime)", [
   HEADLESS_CHROMIUM,
 ]);
-if (gate.skip) {
-  it.skip(gate.title, () => {});
-} else {
+describe.skipIf(gate.skip)(gate.title, () => {
   runPageBrowserContract({
     name: "BROWSER_PROVIDER=emulator (headless Chromium of the test runtime)",
     create: ({ navigationTimeoutMs }) => {
@@ -21,4 +19,4 @@ if (gate.skip) {
     close: async () => runtime?.close(),
     timeoutMs: 30_000,
   });
-}
+});
