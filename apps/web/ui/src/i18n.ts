@@ -3,12 +3,14 @@
  * missing from a locale falls back to English; the tests switch locales to prove both are wired.
  */
 import { createContext, useContext } from "react";
+import { adminDe, adminEn } from "./i18n-admin.ts";
 import { botWorkDe, botWorkEn } from "./i18n-bot-work.ts";
 import { guardDe, guardEn } from "./i18n-guard.ts";
 import { membersDe, membersEn } from "./i18n-members.ts";
 import { viewDe, viewEn } from "./i18n-view.ts";
 
 const en = {
+  ...adminEn,
   ...viewEn,
   ...botWorkEn,
   ...guardEn,
@@ -159,57 +161,13 @@ const en = {
   "activity.output": "Output",
   "activity.stdout": "Output (stdout)",
   "activity.stderr": "Errors (stderr)",
-  "ops.title": "Operations",
-  "ops.active": "{kind}: {stage}",
-  "ops.failed": "{kind} failed: {error}",
-  "ops.interrupted": "{kind} was interrupted at {stage}.",
-  "ops.release": "Release computer",
-  "ops.releaseTitle": "Release this computer?",
-  "ops.releaseText":
-    "Only release it when every worker that could still be running this operation is stopped. Releasing while a worker still runs it can corrupt the computer.",
-  "ops.workersStopped": "I have stopped every worker",
-  "ops.released": "Released.",
-  "ops.dismiss": "Dismiss",
-  "ops.succeeded": "{kind}: done",
-  "ops.history": "Operations",
-  "ops.none": "No operations yet.",
-  "ops.stages": "stages: {stages}",
-  "ops.took": "took {seconds} s",
-  "ops.status.queued": "queued",
-  "ops.status.running": "running",
-  "ops.status.succeeded": "succeeded",
-  "ops.status.failed": "failed",
-  "ops.status.interrupted": "interrupted",
-  "ops.status.released": "released",
-  "tokens.title": "API tokens",
-  "tokens.help":
-    "Your own tokens for scripts and the CLI, and the browsers signed in as you. A secret is shown once, when it is created.",
-  "tokens.create": "Create token",
-  "tokens.name": "Token name",
-  "tokens.shownOnce": "Token {name} created. Copy it now: it is shown once and cannot be shown again.",
-  "tokens.copy": "Copy",
-  "tokens.copied": "Copied.",
-  "tokens.copyFailed": "Copying failed: select the token and copy it yourself.",
-  "tokens.list": "Your tokens",
-  "tokens.kindApi": "API token",
-  "tokens.kindSession": "Web session",
-  "tokens.thisSession": "This browser session",
-  "tokens.created": "Created",
-  "tokens.lastUsed": "Last used",
-  "tokens.expires": "Expires",
-  "tokens.never": "never",
-  "tokens.revoke": "Revoke",
-  "tokens.revokeNamed": "Revoke {name}",
-  "tokens.revoked": "{name} revoked.",
-  "tokens.confirmTitle": "Revoke {name}?",
-  "tokens.confirmApi": "Scripts and tools using this token are refused from now on.",
-  "tokens.confirmSession": "That browser is signed out at its next step.",
 } as const;
 
 export type MessageKey = keyof typeof en;
 type Catalogue = Partial<Record<MessageKey, string>>;
 
 const de: Catalogue = {
+  ...adminDe,
   ...viewDe,
   ...botWorkDe,
   ...guardDe,
@@ -363,52 +321,6 @@ const de: Catalogue = {
   "activity.output": "Ausgabe",
   "activity.stdout": "Ausgabe (stdout)",
   "activity.stderr": "Fehler (stderr)",
-  "ops.title": "Vorgänge",
-  "ops.active": "{kind}: {stage}",
-  "ops.failed": "{kind} fehlgeschlagen: {error}",
-  "ops.interrupted": "{kind} wurde bei {stage} unterbrochen.",
-  "ops.release": "Computer freigeben",
-  "ops.releaseTitle": "Diesen Computer freigeben?",
-  "ops.releaseText":
-    "Geben Sie ihn nur frei, wenn jeder Worker, der diesen Vorgang noch ausführen könnte, angehalten ist. Sonst kann der Computer beschädigt werden.",
-  "ops.workersStopped": "Ich habe jeden Worker angehalten",
-  "ops.released": "Freigegeben.",
-  "ops.dismiss": "Schließen",
-  "ops.succeeded": "{kind}: fertig",
-  "ops.history": "Vorgänge",
-  "ops.none": "Noch keine Vorgänge.",
-  "ops.stages": "Schritte: {stages}",
-  "ops.took": "dauerte {seconds} s",
-  "ops.status.queued": "wartet",
-  "ops.status.running": "läuft",
-  "ops.status.succeeded": "erfolgreich",
-  "ops.status.failed": "fehlgeschlagen",
-  "ops.status.interrupted": "unterbrochen",
-  "ops.status.released": "freigegeben",
-  "tokens.title": "API-Tokens",
-  "tokens.help":
-    "Ihre eigenen Tokens für Skripte und die CLI sowie die Browser, die mit Ihrem Konto angemeldet sind. Ein Geheimnis wird nur einmal gezeigt, beim Erstellen.",
-  "tokens.create": "Token erstellen",
-  "tokens.name": "Name des Tokens",
-  "tokens.shownOnce":
-    "Token {name} erstellt. Kopieren Sie es jetzt: Es wird nur einmal gezeigt und kann nicht erneut angezeigt werden.",
-  "tokens.copy": "Kopieren",
-  "tokens.copied": "Kopiert.",
-  "tokens.copyFailed": "Kopieren fehlgeschlagen: Markieren Sie das Token und kopieren Sie es selbst.",
-  "tokens.list": "Ihre Tokens",
-  "tokens.kindApi": "API-Token",
-  "tokens.kindSession": "Web-Sitzung",
-  "tokens.thisSession": "Diese Browser-Sitzung",
-  "tokens.created": "Erstellt",
-  "tokens.lastUsed": "Zuletzt benutzt",
-  "tokens.expires": "Läuft ab",
-  "tokens.never": "nie",
-  "tokens.revoke": "Widerrufen",
-  "tokens.revokeNamed": "{name} widerrufen",
-  "tokens.revoked": "{name} widerrufen.",
-  "tokens.confirmTitle": "{name} widerrufen?",
-  "tokens.confirmApi": "Skripte und Werkzeuge mit diesem Token werden ab sofort abgewiesen.",
-  "tokens.confirmSession": "Dieser Browser wird bei seinem nächsten Schritt abgemeldet.",
 };
 
 export const LOCALES = {
