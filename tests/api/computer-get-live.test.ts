@@ -87,4 +87,22 @@ describe("computer/get's desktop report", () => {
     expect(gotA.json.result.desktops).toMatchObject({ live: 1 });
     expect(gotB.json.result.desktops).toMatchObject({ live: 0 });
   });
+
+  it("shows a desktop this process just started on the very next read, inside the report's TTL", async () => {
+    const { id } = await runningComputer();
+    // Two reads: the first of a machine is not held, the second answers from what it read.
+    await system.rpc("computer/get", { computerId: id }, tenant.token);
+    await eventually(async () => {
+      const got = await system.rpc("computer/get", { computerId: id }, tenant.token);
+      return got.json.result.desktops?.live === 0 ? true : undefined;
+    });
+    const observed = await system.rpc(
+      "computer/observe",
+      { computerId: id, botId: tenant.botId },
+      tenant.token,
+    );
+    expect(observed.status, JSON.stringify(observed.json)).toBe(200);
+    const after = await system.rpc("computer/get", { computerId: id }, tenant.token);
+    expect(after.json.result.desktops).toMatchObject({ live: 1 });
+  });
 });
