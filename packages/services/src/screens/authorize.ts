@@ -6,6 +6,11 @@
  * A refusal is `SCREEN_REJECTED`-shaped (`FORBIDDEN` with a reason) and never says more than
  * the reason; the target (socket paths, provider hostnames, credentials) goes only to the web
  * service, which never logs it.
+ *
+ * The mints do not configure a gateway they have configured before (./gateway-keys.ts); the
+ * ticket checked here is sealed by this process with its current keys, so a refusal for a key
+ * reason means the gateway holds other keys (or none): it is configured once more and asked
+ * again, and a second refusal stands.
  */
 import { computers } from "@rakazo/db";
 import type { ScreenGatewayTarget } from "@rakazo/sandbox";
@@ -14,7 +19,8 @@ import { eq } from "drizzle-orm";
 import type { ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 import { viaProvider } from "../sandbox-errors.ts";
-import { configureGateway, requireScreens } from "./screen-url.ts";
+import { configureGateway, STALE_GATEWAY_REASONS } from "./gateway-keys.ts";
+import { requireScreens } from "./screen-url.ts";
 
 export interface ScreenAuthorization {
   readonly target: ScreenGatewayTarget;
@@ -42,16 +48,18 @@ export async function authorizeScreen(
     .where(eq(computers.id, claims.computerId))
     .limit(1);
   if (!computer || computer.state === "deleted") throw rejected("computer_gone");
-  let screens: ReturnType<typeof requireScreens>["screens"];
+  let gateway: ReturnType<typeof requireScreens>;
   try {
-    screens = requireScreens(ctx, computer).screens;
+    gateway = requireScreens(ctx, computer);
   } catch {
     throw rejected("computer_not_ready");
   }
+  const { screens } = gateway;
   const ticket = gatewayTicket(ctx.screens.keyring, claims);
   let verdict = await viaProvider(() => screens.check(ticket));
-  if (!verdict.ok && verdict.reason === "not_configured") {
-    await configureGateway(ctx.screens, screens, computer.id);
+  if (!verdict.ok && STALE_GATEWAY_REASONS.has(verdict.reason)) {
+    ctx.log.info("screen.gateway.reconfigured", { computerId: computer.id, reason: verdict.reason });
+    await configureGateway(ctx.screens, screens, gateway.machine);
     verdict = await viaProvider(() => screens.check(ticket));
   }
   if (!verdict.ok) throw rejected(verdict.reason);

@@ -1,12 +1,13 @@
 /**
  * `computer/screenUrl`: a browser URL on the web service for one bot's screen (SCR-2, SCR-4).
  * Starts the bot's desktop if needed (CMP-4), configures the computer's gateway with its own
- * derived keys, and mints a capability for the slot generation serving the bot now. Control
- * requires the caller to hold the bot's live control lease (TKO-1) and never outlives it.
+ * derived keys when this process has not yet for this machine (./gateway-keys.ts), and mints a
+ * capability for the slot generation serving the bot now. Control requires the caller to hold
+ * the bot's live control lease (TKO-1) and never outlives it.
  */
 
-import type { SandboxDesktop, SandboxScreens, SlotRef } from "@rakazo/sandbox";
-import { gatewayKeysFor, mintScreenCapability } from "@rakazo/screens";
+import type { SandboxDesktop, SlotRef } from "@rakazo/sandbox";
+import { mintScreenCapability } from "@rakazo/screens";
 import { type ComputerRow, requireComputer, requireRunningMachine } from "../computers/access.ts";
 import { requireBotOnComputer, touchComputer } from "../computers/activity.ts";
 import type { Caller, ServiceContext } from "../context.ts";
@@ -14,6 +15,7 @@ import { AppError } from "../errors.ts";
 import { liveControlLease } from "../runs/leases.ts";
 import { viaProvider } from "../sandbox-errors.ts";
 import { DEFAULT_MAX_SCREEN_TTL_MS, DEFAULT_SCREEN_TTL_MS, type ScreenServiceConfig } from "./config.ts";
+import { ensureGatewayConfigured } from "./gateway-keys.ts";
 
 export interface ScreenUrl {
   /** The noVNC page itself. */
@@ -33,15 +35,9 @@ export function requireScreens(ctx: ServiceContext, computer: ComputerRow) {
   if (!sandbox.desktop || !sandbox.screens) {
     throw new AppError("UNSUPPORTED", `${ctx.provider.kind} computers have no screen gateway`);
   }
-  return { config, sandbox, desktop: sandbox.desktop, screens: sandbox.screens };
-}
-
-export async function configureGateway(
-  config: ScreenServiceConfig,
-  screens: SandboxScreens,
-  computerId: string,
-): Promise<void> {
-  await viaProvider(() => screens.configure(gatewayKeysFor(config.keyring, computerId)));
+  // requireRunningMachine refused a computer without a ref; the handle carries the one it used.
+  const machine = { computerId: computer.id, providerRef: sandbox.ref };
+  return { config, sandbox, machine, desktop: sandbox.desktop, screens: sandbox.screens };
 }
 
 export async function screenUrl(
@@ -51,7 +47,7 @@ export async function screenUrl(
 ): Promise<ScreenUrl> {
   const computer = await requireComputer(ctx, caller, input.computerId);
   await requireBotOnComputer(ctx, computer, input.botId);
-  const { config, desktop, screens } = requireScreens(ctx, computer);
+  const { config, machine, desktop, screens } = requireScreens(ctx, computer);
   const now = Date.now();
   let ttlMs = lifetime(config, input.ttlSeconds);
   if (input.policy === "control") {
@@ -61,8 +57,11 @@ export async function screenUrl(
     }
     ttlMs = Math.min(ttlMs, lease.expiresAt.getTime() - now);
   }
-  await configureGateway(config, screens, computer.id);
-  const slot = await currentSlot(desktop, input.botId);
+  // Independent calls into the computer: the gateway's keys (usually remembered) and the slot.
+  const [, slot] = await Promise.all([
+    ensureGatewayConfigured(config, screens, machine),
+    currentSlot(desktop, input.botId),
+  ]);
   const { token, claims } = mintScreenCapability(config.keyring, {
     computerId: computer.id,
     botId: input.botId,

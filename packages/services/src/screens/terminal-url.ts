@@ -13,7 +13,8 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
 import { liveControlLease } from "../runs/leases.ts";
 import { viaProvider } from "../sandbox-errors.ts";
-import { configureGateway, currentSlot, lifetime, requireScreens } from "./screen-url.ts";
+import { ensureGatewayConfigured } from "./gateway-keys.ts";
+import { currentSlot, lifetime, requireScreens } from "./screen-url.ts";
 
 export interface TerminalUrl {
   readonly url: string;
@@ -30,7 +31,7 @@ export async function terminalUrl(
 ): Promise<TerminalUrl> {
   const computer = await requireComputer(ctx, caller, input.computerId);
   await requireBotOnComputer(ctx, computer, input.botId);
-  const { config, sandbox, desktop, screens } = requireScreens(ctx, computer);
+  const { config, sandbox, machine, desktop, screens } = requireScreens(ctx, computer);
   if (!ctx.provider.capabilities.terminal || !sandbox.connectTerminal) {
     throw new AppError("UNSUPPORTED", `${ctx.provider.kind} computers have no browser terminal`);
   }
@@ -40,8 +41,10 @@ export async function terminalUrl(
     throw new AppError("NOT_IN_CONTROL", "take control of this screen first");
   }
   const ttlMs = Math.min(lifetime(config, input.ttlSeconds), lease.expiresAt.getTime() - now);
-  await configureGateway(config, screens, computer.id);
-  const slot = await currentSlot(desktop, input.botId);
+  const [, slot] = await Promise.all([
+    ensureGatewayConfigured(config, screens, machine),
+    currentSlot(desktop, input.botId),
+  ]);
   await ensureBotFolder(sandbox, computer, input.botId);
   const connect = sandbox.connectTerminal.bind(sandbox);
   await viaProvider(() => connect({ botId: input.botId, slot, cwd: botFolder(computer, input.botId) }));
