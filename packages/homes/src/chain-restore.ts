@@ -44,6 +44,49 @@ function broken(message: string): HomeStoreError {
   return new HomeStoreError("CHECKPOINT_TAMPERED", `the chain does not link up: ${message}`);
 }
 
+/** Deltas downloaded at once; each is a small object, and the base streams beside them. */
+const DELTA_DOWNLOADS = 4;
+
+/**
+ * `fetchOne` of every revision, at most `DELTA_DOWNLOADS` at a time, in the revisions' order.
+ * After a failure no new download starts, and it is thrown once every started one has settled,
+ * so nothing writes into the work folder after the restore cleaned it up.
+ */
+async function fetchAll(
+  revisions: readonly number[],
+  fetchOne: (revision: number) => Promise<FetchedDelta>,
+): Promise<FetchedDelta[]> {
+  const fetched: FetchedDelta[] = new Array(revisions.length);
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const lane = async (): Promise<void> => {
+    while (next < revisions.length && !failure) {
+      const at = next;
+      next += 1;
+      try {
+        fetched[at] = await fetchOne(revisions[at] as number);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(DELTA_DOWNLOADS, revisions.length) }, lane));
+  if (failure) throw failure.error;
+  return fetched;
+}
+
+/** Every delta names the same base and was made on the one before it. */
+function checkDeltaLinks(deltas: readonly FetchedDelta[], base: number): void {
+  for (const delta of deltas) {
+    if (delta.index.chain[0] !== base) throw broken(`revision ${delta.revision} names another base`);
+  }
+  for (let i = 1; i < deltas.length; i += 1) {
+    const delta = deltas[i] as FetchedDelta;
+    if (delta.index.parentHeader !== (deltas[i - 1] as FetchedDelta).digest)
+      throw broken(`revision ${delta.revision} was made on another revision ${delta.revision - 1}`);
+  }
+}
+
 export async function restoreChain(
   folders: HomeFolders,
   homeKey: string,
@@ -68,30 +111,33 @@ export async function restoreChain(
     const last = await fetch(tip, revision);
     const chain = last.index.chain;
     const base = chain[0] as number;
-    const deltas: FetchedDelta[] = [];
-    for (const at of chain.slice(1)) deltas.push(await fetch(await openObject(at, "delta"), at));
-    deltas.push(last);
-    for (const delta of deltas) {
-      if (delta.index.chain[0] !== base) throw broken(`revision ${delta.revision} names another base`);
-    }
-    for (let i = 1; i < deltas.length; i += 1) {
-      const delta = deltas[i] as FetchedDelta;
-      if (delta.index.parentHeader !== (deltas[i - 1] as FetchedDelta).digest)
-        throw broken(`revision ${delta.revision} was made on another revision ${delta.revision - 1}`);
-    }
-    const first = await openObject(base, "base");
-    if ((deltas[0] as FetchedDelta).index.parentHeader !== first.digest) {
-      first.plain.destroy();
-      throw broken(`revision ${base + 1} was made on another base`);
-    }
-    await mkdir(tree, { mode: 0o755 });
-    await extractIntoStaging(first.plain, tree, UNLIMITED, folders.extractOptions());
-    for (const delta of deltas) {
-      for (const path of delta.index.deleted) await rm(join(tree, path), { recursive: true, force: true });
-      await extractIntoStaging(createReadStream(delta.file, { start: delta.tarOffset }), tree, UNLIMITED, {
-        ...folders.extractOptions(),
-        overlay: true,
-      });
+    // The base's download starts now and waits (backpressured) while the deltas download a few
+    // at a time: a chain's restore pays its round trips once, not once per delta in turn.
+    const opening = openObject(base, "base");
+    opening.catch(() => {}); // awaited below; a failure before that must not escape as unhandled
+    let first: OpenedObject | undefined;
+    try {
+      const deltas = [
+        ...(await fetchAll(chain.slice(1), (at) => openObject(at, "delta").then((o) => fetch(o, at)))),
+        last,
+      ];
+      checkDeltaLinks(deltas, base);
+      first = await opening;
+      if ((deltas[0] as FetchedDelta).index.parentHeader !== first.digest) {
+        throw broken(`revision ${base + 1} was made on another base`);
+      }
+      await mkdir(tree, { mode: 0o755 });
+      await extractIntoStaging(first.plain, tree, UNLIMITED, folders.extractOptions());
+      for (const delta of deltas) {
+        for (const path of delta.index.deleted) await rm(join(tree, path), { recursive: true, force: true });
+        await extractIntoStaging(createReadStream(delta.file, { start: delta.tarOffset }), tree, UNLIMITED, {
+          ...folders.extractOptions(),
+          overlay: true,
+        });
+      }
+    } finally {
+      // Whatever stopped the restore, the base's download is not left open.
+      (first ?? (await opening.catch(() => undefined)))?.plain.destroy();
     }
     await swapStaging(tree, dir, folders.owner);
     return {
