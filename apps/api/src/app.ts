@@ -31,6 +31,7 @@ import { mountScreenAuthority } from "./internal-screens.ts";
 import { buildOpenApiDocument } from "./openapi.ts";
 import type { RpcDefinition } from "./rpc/define.ts";
 import { RPCS } from "./rpc/index.ts";
+import { inputIssues } from "./rpc/input-issues.ts";
 import { runRecorded } from "./rpc/record-activity.ts";
 import { enforceRole } from "./rpc/roles.ts";
 
@@ -273,7 +274,7 @@ export function createApiApp({ externalToken, ...options }: ApiOptions): Hono {
     const parsed = rpc.contract.input.safeParse(body);
     if (!parsed.success) {
       throw new AppError("INVALID_INPUT", "request body does not match the RPC's input", {
-        issues: parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
+        issues: inputIssues(parsed.error),
       });
     }
     // A viewer reads only (./rpc/roles.ts).

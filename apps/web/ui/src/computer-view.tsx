@@ -29,10 +29,9 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
   const t = useT();
   const [pollMs, setPollMs] = useState(3_000);
   const computer = usePoll(() => api.call("computer/get", { computerId }), pollMs, [computerId]);
-  const spaceId = computer.data?.spaceId;
-  const bots = usePoll(async () => (spaceId ? api.call("bot/list", { spaceId }) : undefined), 15_000, [
-    spaceId,
-  ]);
+  // Named by the computer, the bots are read beside it rather than after it: the screen waits
+  // for both, so the first pixel waits for the slower one instead of their sum.
+  const bots = usePoll(() => api.call("bot/list", { computerId }), 15_000, [computerId]);
   const bot = bots.data?.find((b) => b.id === botId) ?? bots.data?.[0];
   const [control, setControl] = useState(false);
   const [busy, setBusy] = useState(false);

@@ -1,6 +1,6 @@
 import { API_TOKEN_KINDS, SPACE_ROLES } from "@rakazo/db/states";
 import { z } from "zod";
-import { defineContract, spaceId, timestamp, tokenId } from "../define.ts";
+import { computerId, defineContract, spaceId, timestamp, tokenId } from "../define.ts";
 
 const name = z.string().trim().min(1).max(100);
 const spaceView = z.strictObject({ id: z.string(), name: z.string(), role: z.enum(SPACE_ROLES) });
@@ -40,9 +40,10 @@ export const botList = defineContract({
   name: "bot/list",
   auth: "token",
   summary: "List a space's bots",
-  description: "The bots of one of the caller's spaces.",
+  description:
+    "The bots of one of the caller's spaces: named by `spaceId`, or by `computerId` for the space of one of the caller's computers (so a view of that computer need not read it first). NOT_FOUND for a space or computer that is not the caller's.",
   errors: ["NOT_FOUND"],
-  input: z.strictObject({ spaceId }),
+  input: z.union([z.strictObject({ spaceId }), z.strictObject({ computerId })]),
   output: z.array(botView),
 });
 

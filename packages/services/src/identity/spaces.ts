@@ -1,5 +1,6 @@
 import { bots, newId, type SpaceRole, spaceMembers, spaces } from "@rakazo/db";
 import { and, asc, eq } from "drizzle-orm";
+import { requireComputer } from "../computers/access.ts";
 import { insertTeamComputer } from "../computers/team-computer.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { AppError } from "../errors.ts";
@@ -73,16 +74,25 @@ export async function createBot(
   return { id, spaceId: input.spaceId, name: input.name };
 }
 
+/**
+ * The bots of a space the caller is in, named by its id or by one of its computers (a member's
+ * computer only: requireComputer answers NOT_FOUND for any other, deleted ones included).
+ */
 export async function listBots(
   ctx: ServiceContext,
   caller: Caller,
-  input: { spaceId: string },
+  input: { spaceId: string } | { computerId: string },
 ): Promise<BotView[]> {
-  await requireMembership(ctx, caller, input.spaceId);
+  let spaceId: string;
+  if ("computerId" in input) spaceId = (await requireComputer(ctx, caller, input.computerId)).spaceId;
+  else {
+    await requireMembership(ctx, caller, input.spaceId);
+    spaceId = input.spaceId;
+  }
   return ctx.db
     .select({ id: bots.id, spaceId: bots.spaceId, name: bots.name })
     .from(bots)
-    .where(eq(bots.spaceId, input.spaceId))
+    .where(eq(bots.spaceId, spaceId))
     .orderBy(asc(bots.createdAt));
 }
 
