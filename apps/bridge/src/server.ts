@@ -7,12 +7,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { createExternalClient } from "@rakazo/client";
+import { createExternalClient, type RpcPost } from "@rakazo/client";
 import type { BridgeClient } from "@rakazo/config";
 import { bodyTooLarge, isBodyTooLarge, limitBody, requireJsonBody } from "@rakazo/http-edge";
 import type { Logger } from "@rakazo/log";
 import { Hono } from "hono";
-import { keptAliveFetch } from "./api-transport.ts";
+import { keptAlivePost } from "./api-transport.ts";
 import { ClientTokens } from "./clients.ts";
 import { Computers } from "./computers.ts";
 import { BridgeError } from "./errors.ts";
@@ -40,8 +40,16 @@ export interface BridgeOptions {
   /** BRIDGE_KEY_PREFIX: in front of every computer key and screen (scope.ts); default none. */
   readonly keyPrefix?: string | undefined;
   readonly log: Logger;
-  /** Defaults to node:http over kept-alive connections (api-transport.ts). */
-  readonly fetch?: (request: Request) => Promise<Response>;
+  /** How an RPC reaches the API; defaults to node:http over kept-alive connections (api-transport.ts). */
+  readonly post?: RpcPost;
+}
+
+/** Whether the headers declare a body length (without chunked framing) of at most `limit`. */
+function declaredWithin(headers: Headers, limit: number): boolean {
+  const declared = headers.get("content-length");
+  if (declared === null || headers.has("transfer-encoding")) return false;
+  const length = Number(declared);
+  return Number.isSafeInteger(length) && length >= 0 && length <= limit;
 }
 
 /** A JSON-RPC error answer: what an MCP client reads from a refused HTTP request. */
@@ -59,7 +67,7 @@ export function createBridge(options: BridgeOptions) {
     createExternalClient({
       baseUrl: options.apiUrl,
       token: options.externalToken,
-      fetch: options.fetch ?? keptAliveFetch(),
+      post: options.post ?? keptAlivePost(),
     }),
     { keyPrefix: options.keyPrefix },
   );
@@ -101,11 +109,12 @@ export function createBridge(options: BridgeOptions) {
   });
 
   // Sizes from the headers and chunked bodies counted as read, before the token is even looked
-  // at; a body is read only after authentication below.
-  app.use(
-    "*",
-    limitBody(() => MAX_BODY_BYTES),
-  );
+  // at; a body is read only after authentication below. A declared length within the limit is
+  // the whole check (Node's parser delivers exactly that many bytes), made here from the headers
+  // alone: limitBody first asks the request for its body stream, which turns node-server's
+  // lightweight request into a full WHATWG Request for every tool call.
+  const limited = limitBody(() => MAX_BODY_BYTES);
+  app.use("*", (c, next) => (declaredWithin(c.req.raw.headers, MAX_BODY_BYTES) ? next() : limited(c, next)));
 
   app.onError((error, c) => {
     if (isBodyTooLarge(error)) return bodyTooLarge(MAX_BODY_BYTES);

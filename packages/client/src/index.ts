@@ -31,7 +31,20 @@ export interface ClientOptions {
   readonly token?: string | undefined;
   /** Defaults to the global fetch; tests pass an in-process one. */
   readonly fetch?: (request: Request) => Promise<Response>;
+  /**
+   * Sends one RPC's POST and returns the answer's status and body, in place of `fetch`: for a
+   * caller on Node that makes many small calls (the bridge's api-transport.ts) and has no use for
+   * WHATWG Request and Response objects around each.
+   */
+  readonly post?: RpcPost;
 }
+
+/** One RPC's POST as plain values: the URL, the headers and the JSON body, and the answer back. */
+export type RpcPost = (
+  url: string,
+  headers: Readonly<Record<string, string>>,
+  body: string,
+) => Promise<{ readonly status: number; readonly body: string }>;
 
 export interface RakazoClient {
   call<N extends RpcName>(name: N, input: RpcInput<N>): Promise<RpcOutput<N>>;
@@ -51,31 +64,34 @@ function errorFrom(status: number, body: unknown): RakazoApiError {
 
 export function createClient(options: ClientOptions): RakazoClient {
   const send = options.fetch ?? ((request: Request) => fetch(request));
+  const post: RpcPost =
+    options.post ??
+    (async (url, headers, body) => {
+      const response = await send(new Request(url, { method: "POST", headers, body }));
+      // A body that cannot be read whole answers like one that is not JSON (INVALID_RESPONSE).
+      return { status: response.status, body: await response.text().catch(() => "") };
+    });
   const base = options.baseUrl.replace(/\/+$/, "");
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+  };
   return {
     async call(name, input) {
-      const response = await send(
-        new Request(`${base}/rpc/${name}`, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-          },
-          body: JSON.stringify(input),
-        }),
-      );
+      const answer = await post(`${base}/rpc/${name}`, headers, JSON.stringify(input));
       let body: unknown;
       try {
-        body = await response.json();
+        body = JSON.parse(answer.body);
       } catch {
         throw new RakazoApiError(
-          response.status,
+          answer.status,
           "INVALID_RESPONSE",
-          `HTTP ${response.status} without a JSON body`,
+          `HTTP ${answer.status} without a JSON body`,
         );
       }
-      if (!response.ok) throw errorFrom(response.status, body);
-      if (!body || typeof body !== "object" || !("result" in body)) throw errorFrom(response.status, body);
+      const ok = answer.status >= 200 && answer.status < 300;
+      if (!ok) throw errorFrom(answer.status, body);
+      if (!body || typeof body !== "object" || !("result" in body)) throw errorFrom(answer.status, body);
       // The server checks results against the same contract (apps/api/src/app.ts); the client
       // trusts its types rather than re-validating, so a newer server's extra fields do not break it.
       return (body as { result: RpcOutput<typeof name> }).result;
