@@ -4,7 +4,9 @@
  *   own bundle, not the app's, so it is excluded), target ≤ 300 KB.
  * - Time to first screen pixel on a real Docker computer: navigation → `connected` for the
  *   computer view (session, screenUrl, prefetch, sandboxed frame, noVNC) beside the bare noVNC
- *   page of a freshly minted capability (navigation → `screen-connected`), same run, medians.
+ *   page of a freshly minted capability (navigation → `screen-connected`), same run, medians;
+ *   beside it, where each one's time goes (each request's median start and end after
+ *   navigation, printed, not a row), so a change to the chain can be seen in its own step.
  * The timing rows need Docker, the computer image and Chromium; without them they are left out.
  */
 import { readdir, readFile } from "node:fs/promises";
@@ -75,21 +77,69 @@ export async function benchWebApp(report: BenchReport): Promise<void> {
     await page.goto(`${system.web.url}/#/computers/${computerId}`);
     await page.waitForSelector('[data-screen-status="connected"]', { timeout: 90_000 });
 
+    // Where the time goes: per round, each label's first request start and end, in ms after
+    // navigation (a label is a path, with capabilities and asset names folded).
+    type Timeline = Map<string, { start: number[]; end: number[] }>;
+    const timelines: Record<"app" | "bare", Timeline> = { app: new Map(), bare: new Map() };
+    let round: Map<string, { start?: number; end?: number }> | undefined;
+    let navigated = 0;
+    const at = (label: string, what: "start" | "end") => {
+      const mark = round?.get(label) ?? {};
+      if (!round || mark[what] !== undefined || (what === "end" && mark.start === undefined)) return;
+      mark[what] = performance.now() - navigated;
+      round.set(label, mark);
+    };
+    const labelOf = (url: string) => {
+      const { pathname } = new URL(url);
+      if (/^\/(screens|embed)\//.test(pathname))
+        return pathname.replace(/^\/(screens|embed)\/[^/]+\//, "/$1/<cap>/");
+      return pathname.startsWith("/assets/") ? "/assets/*" : pathname;
+    };
+    page.on("request", (r) => at(labelOf(r.url()), "start"));
+    page.on("requestfinished", (r) => at(labelOf(r.url()), "end"));
+    page.on("websocket", (ws) => {
+      at("websocket (→ first frame)", "start");
+      ws.once("framereceived", () => at("websocket (→ first frame)", "end"));
+    });
+    /** Navigation → `selector`, in ms, its requests added to `timeline`. */
+    const timed = async (timeline: Timeline, url: string, selector: string): Promise<number> => {
+      await page.goto("about:blank");
+      navigated = performance.now();
+      round = new Map();
+      await page.goto(url);
+      await page.waitForSelector(selector, { timeout: 60_000 });
+      const took = performance.now() - navigated;
+      at("connected", "start");
+      for (const [label, mark] of round) {
+        const entry = timeline.get(label) ?? { start: [], end: [] };
+        if (mark.start !== undefined) entry.start.push(mark.start);
+        if (mark.end !== undefined) entry.end.push(mark.end);
+        timeline.set(label, entry);
+      }
+      round = undefined;
+      return took;
+    };
+
     const app: number[] = [];
     const bare: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      await page.goto("about:blank");
-      let started = performance.now();
-      await page.goto(`${system.web.url}/#/computers/${computerId}`);
-      await page.waitForSelector('[data-screen-status="connected"]', { timeout: 60_000 });
-      app.push(performance.now() - started);
-
+    for (let i = 0; i < ROUNDS; i++) {
+      const view = `${system.web.url}/#/computers/${computerId}`;
+      app.push(await timed(timelines.app, view, '[data-screen-status="connected"]'));
       const { url } = await client.call("computer/screenUrl", { computerId, botId, policy: "view" });
-      await page.goto("about:blank");
-      started = performance.now();
-      await page.goto(url);
-      await page.waitForSelector("html.screen-connected", { timeout: 60_000 });
-      bare.push(performance.now() - started);
+      bare.push(await timed(timelines.bare, url, "html.screen-connected"));
+    }
+    for (const [kind, timeline] of Object.entries(timelines)) {
+      process.stdout.write(
+        `${kind === "app" ? "computer view" : "bare page"}, median ms after navigation:\n`,
+      );
+      const rows = [...timeline]
+        .filter(([, t]) => t.start.length >= Math.ceil(ROUNDS / 2))
+        .map(([label, t]) => ({ label, start: median(t.start), end: median(t.end) }))
+        .sort((a, b) => a.start - b.start);
+      for (const { label, start, end } of rows) {
+        const ended = Number.isNaN(end) ? "" : ` → ${end.toFixed(0).padStart(5)}`;
+        process.stdout.write(`  ${start.toFixed(0).padStart(5)}${ended}  ${label}\n`);
+      }
     }
     const value = median(app);
     const baseline = median(bare);
