@@ -12,13 +12,13 @@
 import type { Readable } from "node:stream";
 import type { ProviderKind } from "@rakazo/config";
 import type {
-  DesktopAction,
   PageAction,
   PageActResult,
   PageNavigation,
   PageSnapshot,
   ScreenGatewayTarget,
 } from "@rakazo/protocol";
+import type { SandboxDesktop, SlotRef } from "./provider-desktop.ts";
 
 /**
  * The kinds are the keys of @rakazo/config's provider table (`PROVIDERS`), written once there;
@@ -41,6 +41,9 @@ export {
   type Point,
   type ScreenGatewayTarget,
 } from "@rakazo/protocol";
+
+// The desktop port (observe, act, release, closeBrowser, …) has a file of its own.
+export * from "./provider-desktop.ts";
 
 export type ComputerMode = "team" | "private";
 
@@ -147,13 +150,22 @@ export type SandboxStatus = "running" | "stopped" | "missing";
  */
 export type ProviderEventLog = (event: { readonly event: string } & Record<string, unknown>) => void;
 
+export interface StopOptions {
+  /**
+   * The caller has closed every browser on the machine cleanly (profiles on disk, PER-7) and
+   * saved its workspace: nothing still running there needs a shutdown grace, so an adapter may
+   * end it at once rather than wait for it to exit (Docker: no stop timeout).
+   */
+  readonly quiesced?: boolean;
+}
+
 export interface SandboxProvider {
   readonly kind: ProviderKind;
   readonly capabilities: ProviderCapabilities;
   /** Reconnects to (and starts) the machine behind `ref`, or creates a replacement. */
   provision(request: ProvisionRequest): Promise<ProvisionResult>;
   /** Stops processes, keeps the machine and its workspace. `SANDBOX_GONE` if missing. */
-  stop(ref: string): Promise<void>;
+  stop(ref: string, options?: StopOptions): Promise<void>;
   /** Removes the machine. Idempotent: destroying a missing machine succeeds. */
   destroy(ref: string): Promise<void>;
   status(ref: string): Promise<SandboxStatus>;
@@ -316,76 +328,6 @@ export interface SandboxFiles {
   exportWorkspace(): Promise<Readable>;
   /** Replaces the workspace contents with the tar stream's (see PER-6 for what is accepted). */
   importWorkspace(tar: Readable): Promise<void>;
-}
-
-// ---------------------------------------------------------------- desktop
-
-export interface Observation {
-  /** PNG bytes of the bot's screen. */
-  readonly png: Uint8Array;
-  readonly width: number;
-  readonly height: number;
-  /** Stable hash of the pixels: equal frames have equal hashes (TOOL-2). */
-  readonly frameHash: string;
-  /** The slot and its generation that served this frame. */
-  readonly slot: SlotRef;
-}
-
-export interface SlotRef {
-  readonly index: number;
-  readonly generation: number;
-}
-
-export interface ActResult {
-  /** How many actions, from the start of the batch, completed. */
-  readonly completed: number;
-  readonly total: number;
-  /** Set when an action failed; `completed` is then its index. */
-  readonly error?: { readonly code: string; readonly message: string; readonly index: number };
-}
-
-export interface DesktopSlotInfo {
-  readonly botId: string;
-  readonly slot: SlotRef;
-  readonly display: number;
-  readonly startedAt: Date;
-  readonly lastUsedAt: Date;
-  readonly controlled: boolean;
-}
-
-export interface SandboxDesktop {
-  /** Starts the bot's desktop on first use (CMP-4); `MULTI_SCREEN_UNAVAILABLE` past the cap (CMP-5). */
-  observe(botId: string): Promise<Observation>;
-  act(botId: string, actions: readonly DesktopAction[]): Promise<ActResult>;
-  /**
-   * Ends the bot's desktop: disconnects screen clients, stops its processes and frees the slot
-   * (SCR-3). The bot's browser profile is kept (CMP-2).
-   */
-  release(botId: string): Promise<void>;
-  /**
-   * Closes the bot's browser cleanly (its profile complete on disk, PER-7) and keeps the rest of
-   * its desktop: the display, the screen server and every connected viewer stay (CMP-6). The
-   * next `observe`/`act` relaunches the browser with its last session. No-op without a desktop.
-   */
-  closeBrowser(botId: string): Promise<void>;
-  list(): Promise<DesktopSlotInfo[]>;
-  /** Marks the bot's screen as controlled by a person: never evicted at the cap (CMP-5). */
-  setControlled?(botId: string, controlled: boolean): Promise<void>;
-  /** Live desktops and what bounds more of them; does not start a desktop. */
-  capacity?(): Promise<DesktopCapacity>;
-}
-
-/** How full a computer is with desktops; null where the computer has no such bound. */
-export interface DesktopCapacity {
-  readonly live: number;
-  /** SANDBOX_TEAM_SCREEN_LIMIT; 0 = none. */
-  readonly limit: number;
-  readonly memoryUsedBytes: number | null;
-  readonly memoryMaxBytes: number | null;
-  readonly pids: number | null;
-  readonly pidsMax: number | null;
-  /** What admission charges per new desktop. */
-  readonly desktopMemoryBytes: number | null;
 }
 
 // ---------------------------------------------------------------- optional contracts

@@ -13,7 +13,7 @@ import { checkpointUnlessInUse } from "../homes/after-runs.ts";
 import { checkpointComputerHome } from "../homes/checkpoint.ts";
 import { providerMountsHome } from "../homes/context.ts";
 import { destroyComputerHome } from "../homes/destroy.ts";
-import { releaseDesktops } from "../homes/quiesce.ts";
+import { closeBrowsers } from "../homes/quiesce.ts";
 import { prepareComputerHome, restoreComputerHome } from "../homes/restore.ts";
 import { runRecoverJob, runUpdateJob } from "../operations/update.ts";
 import { markRunningIfProvisioning } from "./mark-running.ts";
@@ -123,7 +123,10 @@ export async function runProvisionJob(
 
 export async function runStopJob(ctx: ServiceContext, job: ComputerJob, context: JobContext): Promise<void> {
   if (!(await beginOperation(ctx, job.operationId, "saving"))) return skipped(ctx, job);
-  const computer = await loadComputer(ctx, job.computerId);
+  const [computer, operation] = await Promise.all([
+    loadComputer(ctx, job.computerId),
+    ctx.db.query.computerOperations.findFirst({ where: (o, { eq }) => eq(o.id, job.operationId) }),
+  ]);
   if (computer?.state !== "stopping") {
     await updateOperation(ctx, job.operationId, {
       status: "failed",
@@ -133,14 +136,18 @@ export async function runStopJob(ctx: ServiceContext, job: ComputerJob, context:
   }
   try {
     const ref = ownRef(ctx, computer);
-    // PER-2/PER-7: close browsers cleanly (profiles flushed), then save, then stop.
-    const operation = await ctx.db.query.computerOperations.findFirst({
-      where: (o, { eq }) => eq(o.id, job.operationId),
-    });
+    // PER-2/PER-7: close browsers cleanly (profiles flushed), then save, then stop. Only the
+    // browsers: the displays and screen servers end with the machine, and once every browser
+    // is closed the machine has nothing left that needs a grace period to stop (`quiesced`).
+    let quiesced = false;
     await checkpointComputerHome(ctx, {
       computerId: computer.id,
       reason: operation?.kind === "idle_shutdown" ? "idle" : "stop",
-      quiesce: ref ? async () => void (await releaseDesktops(ctx, ref)) : undefined,
+      quiesce: ref
+        ? async () => {
+            quiesced = (await closeBrowsers(ctx, ref)).all;
+          }
+        : undefined,
     }).catch(async (error: unknown) => {
       // PRV-3: a machine killed or expired behind our back has nothing left to save. The last
       // checkpoint stands; the next start replaces the machine and restores it.
@@ -151,12 +158,17 @@ export async function runStopJob(ctx: ServiceContext, job: ComputerJob, context:
         revision: computer.homeRevision,
       });
     });
-    await updateOperation(ctx, job.operationId, { stage: "stopping" });
-    if (ref) {
-      await ctx.provider.stop(ref).catch((error: unknown) => {
-        // A machine that is already gone is stopped; the next start replaces it.
-        if (!isSandboxError(error, "SANDBOX_GONE")) throw error;
-      });
+    // The stage is written while the machine stops, and lands before any failure is recorded.
+    const staged = updateOperation(ctx, job.operationId, { stage: "stopping" });
+    try {
+      if (ref) {
+        await ctx.provider.stop(ref, { quiesced }).catch((error: unknown) => {
+          // A machine that is already gone is stopped; the next start replaces it.
+          if (!isSandboxError(error, "SANDBOX_GONE")) throw error;
+        });
+      }
+    } finally {
+      await staged;
     }
     await ctx.db
       .update(computers)

@@ -21,28 +21,44 @@ export async function releaseDesktops(ctx: ServiceContext, ref: string): Promise
   return released;
 }
 
+/** What closing a computer's browsers came to. */
+interface ClosedBrowsers {
+  /** The bots whose browser closed (or, failing that, whose desktop was released). */
+  readonly closed: readonly string[];
+  /** Every live desktop's browser is closed: its desktops could be listed and none failed. */
+  readonly all: boolean;
+}
+
 /**
- * Closes every live desktop's browser and keeps the desktops; returns the bots whose browser
- * closed. A desktop whose browser could not be closed this way (e.g. a computer whose supervisor
- * predates `desktop.closeBrowser`) is released instead: its viewers go, but the save is whole.
+ * Closes every live desktop's browser and keeps the desktops, all at once (each desktop's
+ * Chromium is its own process; the supervisor serializes per bot). A desktop whose browser could
+ * not be closed this way (e.g. a computer whose supervisor predates `desktop.closeBrowser`) is
+ * released instead: its viewers go, but the save is whole.
  */
-async function closeBrowsers(ctx: ServiceContext, ref: string): Promise<string[]> {
+export async function closeBrowsers(ctx: ServiceContext, ref: string): Promise<ClosedBrowsers> {
   const desktop = ctx.provider.sandbox(ref).desktop;
-  if (!desktop) return [];
+  if (!desktop) return { closed: [], all: true };
+  const slots = await desktop.list().catch((error: unknown) => {
+    ctx.log.warn("computer.quiesce_failed", { error });
+    return undefined;
+  });
+  if (!slots) return { closed: [], all: false };
   const closed: string[] = [];
-  for (const slot of await desktop.list().catch(() => [])) {
-    await desktop
-      .closeBrowser(slot.botId)
-      .catch((error: unknown) => {
-        ctx.log.warn("computer.close_browser_failed", { botId: slot.botId, error });
-        return desktop.release(slot.botId);
-      })
-      .then(
-        () => closed.push(slot.botId),
-        (error: unknown) => ctx.log.warn("computer.quiesce_failed", { botId: slot.botId, error }),
-      );
-  }
-  return closed;
+  await Promise.all(
+    slots.map((slot) =>
+      desktop
+        .closeBrowser(slot.botId)
+        .catch((error: unknown) => {
+          ctx.log.warn("computer.close_browser_failed", { botId: slot.botId, error });
+          return desktop.release(slot.botId);
+        })
+        .then(
+          () => closed.push(slot.botId),
+          (error: unknown) => ctx.log.warn("computer.quiesce_failed", { botId: slot.botId, error }),
+        ),
+    ),
+  );
+  return { closed, all: closed.length === slots.length };
 }
 
 /**
@@ -54,7 +70,7 @@ async function closeBrowsers(ctx: ServiceContext, ref: string): Promise<string[]
 export function quiesceThenRelaunch(ctx: ServiceContext, ref: string): () => Promise<() => Promise<void>> {
   return async () => {
     const started = performance.now();
-    const closed = await closeBrowsers(ctx, ref);
+    const { closed } = await closeBrowsers(ctx, ref);
     const closedMs = Math.round(performance.now() - started);
     return async () => {
       const relaunching = performance.now();

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type Docker from "dockerode";
 import { SandboxError } from "../../errors.ts";
-import type { NetworkPolicy } from "../../provider.ts";
+import type { NetworkPolicy, StopOptions } from "../../provider.ts";
 import { persistentToolEnv } from "../../tool-env.ts";
 import { COMPUTER_SIDE } from "./host-sockets.ts";
 import {
@@ -40,6 +40,17 @@ export const SHM_SIZE_BYTES = 256 * 1024 ** 2;
 export const DEFAULT_LABEL_PREFIX = "rakazo";
 /** Docker's own runtime; the engine reports it by this name in `HostConfig.Runtime`. */
 export const DEFAULT_RUNTIME = "runc";
+
+/**
+ * How long `docker stop` lets a computer exit after SIGTERM before SIGKILL. The grace only
+ * serves the supervisor's own shutdown — its browsers' clean close (PER-7): background commands
+ * are SIGKILLed by it anyway, and everything else in the container by the kernel once tini
+ * (PID 1) exits. So a computer whose browsers the caller already closed (`quiesced`) gets none:
+ * waiting for the supervisor to tear down displays and screen servers guards nothing.
+ */
+export function stopGraceSeconds(options: StopOptions | undefined): number {
+  return options?.quiesced ? 0 : 5;
+}
 
 export interface ContainerLabels {
   readonly computer: string;

@@ -13,8 +13,5 @@ export {
   runExec,
   startExecStream,
 } from "./docker-exec.ts";
-export {
-  createDockerProvider,
-  type DockerDesktopContext,
-  type DockerProviderOptions,
-} from "./docker-provider.ts";
+export type { DockerDesktopContext, DockerProviderOptions } from "./docker-options.ts";
+export { createDockerProvider } from "./docker-provider.ts";

@@ -17,7 +17,8 @@ import {
   type SupervisorTransport,
   unixSocketTransport,
 } from "../../supervisor-client.ts";
-import { createDockerProvider, type DockerDesktopContext } from "./docker-provider.ts";
+import type { DockerDesktopContext } from "./docker-options.ts";
+import { createDockerProvider } from "./docker-provider.ts";
 
 /**
  * Every call re-resolves the socket through `hostSocket` (a verified link in the host-owned run
