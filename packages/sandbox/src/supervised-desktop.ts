@@ -24,6 +24,12 @@ export interface SupervisedSlotInfo extends DesktopSlotInfo {
 
 export interface SupervisedDesktop extends SandboxDesktop {
   list(): Promise<SupervisedSlotInfo[]>;
+  /**
+   * Starts the screen server (x11vnc) of the bot's running desktop if it has none yet and
+   * answers its RFB socket inside the computer. Viewers through the screen gateway need no such
+   * call; a tool that dials `vncSocket` itself does (desktops start without x11vnc).
+   */
+  openScreen(botId: string): Promise<{ vncSocket: string }>;
   /** Marks the bot's desktop as controlled (never evicted at the cap, CMP-5). */
   setControlled(botId: string, controlled: boolean): Promise<void>;
   capacity(): Promise<DesktopCapacity>;
@@ -79,6 +85,9 @@ export function createSupervisedDesktop(transport: SupervisorTransport): Supervi
     },
     async list() {
       return (await transport.call("desktop.list", {})).map(toSlotInfo);
+    },
+    async openScreen(botId) {
+      return { vncSocket: (await transport.call("desktop.openScreen", { botId })).vncSocket };
     },
     async setControlled(botId, controlled) {
       await transport.call("desktop.setControlled", { botId, controlled });

@@ -126,6 +126,13 @@ export const SUPERVISOR_METHODS = {
    */
   "desktop.closeBrowser": { params: bot, result: z.object({ closed: z.boolean() }) },
   "desktop.list": { params: z.object({}), result: z.array(slotInfoSchema) },
+  /**
+   * Starts the RFB server (x11vnc) of the bot's running desktop unless it serves already and
+   * answers its socket. A desktop starts without one: the screen gateway starts it for the
+   * first viewer, and this is the same for a tool that dials `vncSocket` itself. Never starts a
+   * desktop (`DESKTOP_UNAVAILABLE` without a running one, or when x11vnc did not start).
+   */
+  "desktop.openScreen": { params: bot, result: z.object({ vncSocket: z.string(), slot: slotRef }) },
   "desktop.setControlled": {
     params: z.object({ botId, controlled: z.boolean() }),
     result: z.object({ controlled: z.boolean(), active: z.boolean() }),

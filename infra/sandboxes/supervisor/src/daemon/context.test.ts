@@ -26,6 +26,7 @@ function parts() {
       plan,
       capture: async () => ({ png: Buffer.alloc(0), width: 1, height: 1, frameHash: "h" }),
       runStep: async () => undefined,
+      serveScreen: async () => undefined,
       teardown: async () => undefined,
     }),
   };

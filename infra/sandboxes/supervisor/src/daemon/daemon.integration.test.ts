@@ -99,6 +99,9 @@ describe.skipIf(missing.length > 0)(
       expect(alice.vncSocket).toBe(
         path.join(runDir, "vnc", `slot${a.slot.index}-g${a.slot.generation}.sock`),
       );
+      // A desktop starts without its screen server; a tool dialling the socket asks for it.
+      expect(existsSync(alice.vncSocket)).toBe(false);
+      expect(await commandPath.openScreen("alice")).toEqual({ vncSocket: alice.vncSocket });
       const viewer = await connectRfb(alice.vncSocket);
       expect(viewer.greeting).toMatch(/^RFB 003\.00\d/);
 

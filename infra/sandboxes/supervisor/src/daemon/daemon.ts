@@ -43,7 +43,13 @@ async function serve(config: SupervisorConfig, log: Log): Promise<void> {
   });
   const listen = config.gatewayListen === "off" ? undefined : parseGatewayListen(config.gatewayListen);
   const gateway = listen
-    ? new ComputerGateway({ listen, stateDir: config.runDir, slotAt: (index) => desktops.slotAt(index), log })
+    ? new ComputerGateway({
+        listen,
+        stateDir: config.runDir,
+        slotAt: (index) => desktops.slotAt(index),
+        serveRfb: (index, generation) => desktops.serveScreen(index, generation),
+        log,
+      })
     : undefined;
   const context = createContext({ desktops, ...(gateway ? { gateway } : {}), log });
   if (gateway && listen) {

@@ -28,6 +28,7 @@ async function setup(screenLimit = 0) {
         plan,
         capture: async () => ({ png: Buffer.alloc(0), width: 1, height: 1, frameHash: "h" }),
         runStep: async () => undefined,
+        serveScreen: async () => undefined,
         teardown: async () => undefined,
       };
       return stack;

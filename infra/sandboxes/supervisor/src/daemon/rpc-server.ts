@@ -65,6 +65,7 @@ const HANDLERS: { readonly [M in SupervisorMethod]: Handler<M> } = {
   "desktop.release": ({ desktops }, { botId }) => desktops.release(botId),
   "desktop.closeBrowser": ({ desktops }, { botId }) => desktops.closeBrowser(botId),
   "desktop.list": ({ desktops }) => desktops.list(),
+  "desktop.openScreen": ({ desktops }, { botId }) => desktops.openScreen(botId),
   "desktop.setControlled": ({ desktops }, { botId, controlled }) => desktops.setControlled(botId, controlled),
   "screens.configure": (context, params) => {
     try {

@@ -3,7 +3,7 @@
  * schema the API and the agent's tool use) and turned into xdotool steps — pure, no processes.
  * A step is either an xdotool argv (without the binary) or a wait.
  */
-import { type DesktopAction, desktopActionSchema } from "@rakazo/protocol";
+import { type ActResultWire, type DesktopAction, desktopActionSchema } from "@rakazo/protocol";
 
 export type ActionStep =
   | { readonly kind: "xdotool"; readonly args: string[] }
@@ -80,4 +80,24 @@ export function actionSteps(input: unknown): ActionStep[] {
     case "wait":
       return [{ kind: "wait", ms: action.ms }];
   }
+}
+
+/**
+ * Runs a batch in order and stops at the first action that fails: a malformed one as
+ * `INVALID_ACTION`, one the desktop could not perform as `DESKTOP_UNAVAILABLE`, with its index.
+ */
+export async function runActions(
+  actions: readonly unknown[],
+  runStep: (step: ActionStep) => Promise<void>,
+): Promise<ActResultWire> {
+  const total = actions.length;
+  for (let index = 0; index < total; index += 1) {
+    try {
+      for (const step of actionSteps(actions[index])) await runStep(step);
+    } catch (error) {
+      const code = error instanceof InvalidActionError ? "INVALID_ACTION" : "DESKTOP_UNAVAILABLE";
+      return { completed: index, total, error: { code, message: (error as Error).message, index } };
+    }
+  }
+  return { completed: total, total };
 }

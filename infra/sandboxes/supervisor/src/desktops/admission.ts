@@ -130,3 +130,19 @@ export function parseCount(raw: string | undefined, fallback: number): number {
   const value = raw === undefined || raw.trim() === "" ? Number.NaN : Number(raw);
   return Number.isInteger(value) && value >= 0 ? value : fallback;
 }
+
+/** What `health` reports of the cgroup and the admission in effect (null: unbounded or unread). */
+export function admissionReport(policy: AdmissionPolicy, sample: CgroupSample | null) {
+  const cost = (of: DesktopCost) => ({ memoryBytes: of.memoryBytes, pids: of.pids });
+  return {
+    memory: { usedBytes: sample?.memoryUsed ?? null, maxBytes: sample?.memoryMax ?? null },
+    pids: { current: sample?.pidsCurrent ?? null, max: sample?.pidsMax ?? null },
+    cpuPressure: sample?.cpuPressure ?? null,
+    desktopEstimate: cost(policy.desktop),
+    admission: {
+      desktop: cost(policy.desktop),
+      floor: cost(policy.floor),
+      cpuPressureMax: policy.cpuPressureMax,
+    },
+  };
+}

@@ -122,6 +122,7 @@ describe.skipIf(missing.length > 0)(
       const [info] = slots.list();
       if (!info) throw new Error("no slot");
       expect(await devtoolsUp(info.debugPort)).toBe(true);
+      await slots.openScreen("bot_close");
       const viewer = await openViewer(info.vncSocket);
       viewer.request(false);
       await until("the first full frame", () => viewer.state.afterHandshake > 0);

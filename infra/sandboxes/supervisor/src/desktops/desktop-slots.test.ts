@@ -8,10 +8,17 @@ import { DesktopSlots } from "./desktop-slots.ts";
 import type { DesktopStack, StackLauncher } from "./desktop-stack.ts";
 import type { StackPlan } from "./stack-argv.ts";
 
-/** In-memory stacks; `failTeardowns` makes the next N teardowns throw. */
+/** In-memory stacks; `failTeardowns` / `failScreens` make the next N teardowns / screen starts throw. */
 function memoryLauncher() {
   const live = new Map<string, StackPlan>();
-  const state = { failTeardowns: 0, started: [] as StackPlan[], browserCloses: 0, browserRevives: 0 };
+  const state = {
+    failTeardowns: 0,
+    failScreens: 0,
+    started: [] as StackPlan[],
+    browserCloses: 0,
+    browserRevives: 0,
+    screens: [] as string[],
+  };
   const launcher: StackLauncher = {
     async start(plan) {
       live.set(plan.vncSocket, plan);
@@ -38,6 +45,13 @@ function memoryLauncher() {
           frameHash: plan.vncSocket,
         }),
         runStep: async () => undefined,
+        serveScreen: async () => {
+          if (state.failScreens > 0) {
+            state.failScreens -= 1;
+            throw new Error("x11vnc: process exited (1)");
+          }
+          state.screens.push(plan.vncSocket);
+        },
         teardown: async () => {
           if (state.failTeardowns > 0) {
             state.failTeardowns -= 1;
@@ -170,6 +184,32 @@ describe("DesktopSlots", () => {
     expect(state).toMatchObject({ browserCloses: 1, browserRevives: 1 });
     expect(state.started).toHaveLength(1);
     await expect(sup.closeBrowser("")).rejects.toMatchObject({ code: "INVALID_ACTION" });
+  });
+
+  it("serves a running desktop's screen only for its current generation, and never starts a desktop for it", async () => {
+    const { sup, state } = supervisor(0);
+    await expect(sup.openScreen("a")).rejects.toMatchObject({ code: "DESKTOP_UNAVAILABLE" });
+    await expect(sup.serveScreen(0, 1)).rejects.toMatchObject({ code: "DESKTOP_UNAVAILABLE" });
+    expect(state.started).toHaveLength(0);
+    const { slot } = await sup.observe("a");
+    expect(state.screens).toEqual([]); // a desktop starts without its screen server
+    const [info] = sup.list();
+    await expect(sup.openScreen("a")).resolves.toEqual({ vncSocket: info?.vncSocket, slot });
+    await expect(sup.serveScreen(slot.index, slot.generation + 1)).rejects.toMatchObject({
+      code: "DESKTOP_UNAVAILABLE",
+    });
+    // A failed start is DESKTOP_UNAVAILABLE with the cause; the next call tries again.
+    state.failScreens = 1;
+    await expect(sup.serveScreen(slot.index, slot.generation)).rejects.toMatchObject({
+      code: "DESKTOP_UNAVAILABLE",
+      message: expect.stringContaining("process exited (1)"),
+    });
+    await expect(sup.serveScreen(slot.index, slot.generation)).resolves.toBe(info?.vncSocket);
+    expect(state.screens).toEqual([info?.vncSocket, info?.vncSocket]);
+    await sup.release("a");
+    await expect(sup.serveScreen(slot.index, slot.generation)).rejects.toMatchObject({
+      code: "DESKTOP_UNAVAILABLE",
+    });
   });
 
   it("serialises concurrent first calls of one bot onto one desktop", async () => {

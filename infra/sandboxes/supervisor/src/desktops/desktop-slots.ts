@@ -7,8 +7,6 @@
  *   (counted against the cap) and is retried before every allocation;
  * - (index, generation) is never reused: generations are persisted in `<runDir>/slots.json`.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import path from "node:path";
 import type {
   ActResultWire,
   HealthResult,
@@ -18,29 +16,21 @@ import type {
 } from "../daemon/protocol.ts";
 import { SupervisorError } from "../errors.ts";
 import { errorMessage, type Log, silentLog } from "../log.ts";
-import { actionSteps, InvalidActionError } from "./actions.ts";
+import { runActions } from "./actions.ts";
 import {
   type AdmissionPolicy,
+  admissionReport,
   type CgroupSample,
   DEFAULT_ADMISSION_POLICY,
   planAdmission,
 } from "./admission.ts";
+import { BotQueue } from "./bot-queue.ts";
 import { type DesktopStack, type StackLauncher, StackStartError } from "./desktop-stack.ts";
 import { profileDir } from "./profile-dir.ts";
+import { loadGenerations, saveGenerations } from "./slot-generations.ts";
+import { freeSlot, markFree, type Slot, slotInfo } from "./slot-record.ts";
 import { activeCount, type SlotView } from "./slot-table.ts";
 import { planStack, type StackLayout } from "./stack-argv.ts";
-
-interface Slot {
-  readonly index: number;
-  generation: number;
-  state: SlotState;
-  botId: string | null;
-  startedAt: number;
-  lastUsedAt: number;
-  controlled: boolean;
-  busy: number;
-  stack: DesktopStack | null;
-}
 
 export interface DesktopSlotsOptions {
   readonly launcher: StackLauncher;
@@ -62,8 +52,7 @@ export type SlotClosingListener = (index: number, generation: number) => void;
 export class DesktopSlots {
   readonly #options: DesktopSlotsOptions;
   readonly #slots: Slot[] = [];
-  /** Serialises calls per bot. */
-  readonly #botQueues = new Map<string, Promise<unknown>>();
+  readonly #botQueue = new BotQueue();
   /** Serialises allocation decisions across bots (starting a stack happens outside it). */
   #allocation: Promise<unknown> = Promise.resolve();
   readonly #now: () => number;
@@ -74,31 +63,24 @@ export class DesktopSlots {
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#log = options.log ?? silentLog;
-    for (const [index, generation] of Object.entries(this.#loadGenerations())) {
-      this.#slots[Number(index)] = this.#freeSlot(Number(index), generation);
+    for (const [index, generation] of Object.entries(loadGenerations(options.layout.runDir))) {
+      this.#slots[Number(index)] = freeSlot(Number(index), generation);
     }
     // Fill holes so indices stay dense.
-    for (let i = 0; i < this.#slots.length; i += 1) this.#slots[i] ??= this.#freeSlot(i, 0);
+    for (let i = 0; i < this.#slots.length; i += 1) this.#slots[i] ??= freeSlot(i, 0);
   }
 
   health(): HealthResult {
-    const sample = this.#options.sampleCgroup?.() ?? null;
-    const policy = this.#options.admission ?? DEFAULT_ADMISSION_POLICY;
     return {
       ok: true,
       pid: process.pid,
       active: activeCount(this.#views()),
       limit: this.#options.screenLimit,
       live: this.#slots.filter((slot) => slot.state === "running").length,
-      memory: { usedBytes: sample?.memoryUsed ?? null, maxBytes: sample?.memoryMax ?? null },
-      pids: { current: sample?.pidsCurrent ?? null, max: sample?.pidsMax ?? null },
-      cpuPressure: sample?.cpuPressure ?? null,
-      desktopEstimate: { memoryBytes: policy.desktop.memoryBytes, pids: policy.desktop.pids },
-      admission: {
-        desktop: { memoryBytes: policy.desktop.memoryBytes, pids: policy.desktop.pids },
-        floor: { memoryBytes: policy.floor.memoryBytes, pids: policy.floor.pids },
-        cpuPressureMax: policy.cpuPressureMax,
-      },
+      ...admissionReport(
+        this.#options.admission ?? DEFAULT_ADMISSION_POLICY,
+        this.#options.sampleCgroup?.() ?? null,
+      ),
     };
   }
 
@@ -122,10 +104,50 @@ export class DesktopSlots {
     };
   }
 
+  /**
+   * Starts the RFB server (x11vnc) of slot `index`'s desktop unless it serves already, and
+   * answers its socket: the gateway calls it for every screen viewer, so x11vnc starts on a
+   * desktop's first viewer and stays until the desktop stops. Not queued behind the bot's calls
+   * (a viewer does not wait for an agent's act). `DESKTOP_UNAVAILABLE` when that generation is
+   * not running or x11vnc did not start; the next call tries again.
+   */
+  async serveScreen(index: number, generation: number): Promise<string> {
+    const slot = this.#slots[index];
+    const stack = slot?.stack;
+    if (!slot || !stack || slot.generation !== generation || slot.state !== "running") {
+      throw new SupervisorError(
+        "DESKTOP_UNAVAILABLE",
+        `slot ${index} generation ${generation} is not running`,
+      );
+    }
+    try {
+      await stack.serveScreen();
+    } catch (error) {
+      throw new SupervisorError(
+        "DESKTOP_UNAVAILABLE",
+        `screen server of slot ${index}: ${errorMessage(error)}`,
+      );
+    }
+    return stack.plan.vncSocket;
+  }
+
+  /**
+   * `serveScreen` for a bot's running desktop (`desktop.openScreen`), for host-side tools that
+   * dial the socket themselves; it never starts a desktop.
+   */
+  async openScreen(
+    botId: string,
+  ): Promise<{ vncSocket: string; slot: { index: number; generation: number } }> {
+    const slot = this.#slotOf(botId);
+    if (!slot) throw new SupervisorError("DESKTOP_UNAVAILABLE", "this bot has no running desktop");
+    const { index, generation } = slot;
+    return { vncSocket: await this.serveScreen(index, generation), slot: { index, generation } };
+  }
+
   list(): SlotInfoWire[] {
     return this.#slots
       .filter((slot) => slot.botId !== null && slot.state !== "free")
-      .map((slot) => this.#info(slot));
+      .map((slot) => slotInfo(slot, this.#plan(slot, slot.botId ?? "")));
   }
 
   observe(botId: string): Promise<ObserveResult> {
@@ -148,18 +170,7 @@ export class DesktopSlots {
     if (!Array.isArray(actions)) throw new SupervisorError("INVALID_ACTION", "actions must be an array");
     return this.#forBot(botId, async () => {
       const slot = await this.#ensure(botId);
-      return this.#using(slot, async (stack) => {
-        const total = actions.length;
-        for (let index = 0; index < total; index += 1) {
-          try {
-            for (const step of actionSteps(actions[index])) await stack.runStep(step);
-          } catch (error) {
-            const code = error instanceof InvalidActionError ? "INVALID_ACTION" : "DESKTOP_UNAVAILABLE";
-            return { completed: index, total, error: { code, message: (error as Error).message, index } };
-          }
-        }
-        return { completed: total, total };
-      });
+      return this.#using(slot, (stack) => runActions(actions, (step) => stack.runStep(step)));
     });
   }
 
@@ -241,20 +252,6 @@ export class DesktopSlots {
 
   // ------------------------------------------------------------------ internals
 
-  #freeSlot(index: number, generation: number): Slot {
-    return {
-      index,
-      generation,
-      state: "free",
-      botId: null,
-      startedAt: 0,
-      lastUsedAt: 0,
-      controlled: false,
-      busy: 0,
-      stack: null,
-    };
-  }
-
   #slotOf(botId: string): Slot | undefined {
     return this.#slots.find(
       (slot) => slot.botId === botId && slot.state !== "free" && slot.state !== "teardown_failed",
@@ -265,21 +262,6 @@ export class DesktopSlots {
     return this.#slots.map(({ stack: _stack, startedAt: _s, ...view }) => view);
   }
 
-  #info(slot: Slot): SlotInfoWire {
-    const plan = this.#plan(slot, slot.botId ?? "");
-    return {
-      botId: slot.botId ?? "",
-      slot: { index: slot.index, generation: slot.generation },
-      display: plan.display,
-      state: slot.state,
-      startedAt: new Date(slot.startedAt).toISOString(),
-      lastUsedAt: new Date(slot.lastUsedAt).toISOString(),
-      controlled: slot.controlled,
-      vncSocket: plan.vncSocket,
-      debugPort: plan.debugPort,
-    };
-  }
-
   #plan(slot: Slot, botId: string) {
     return planStack(this.#options.layout, slot, botId ? profileDir(this.#options.workspace, botId) : "");
   }
@@ -288,14 +270,7 @@ export class DesktopSlots {
     if (typeof botId !== "string" || botId.length === 0 || botId.length > 512) {
       return Promise.reject(new SupervisorError("INVALID_ACTION", "botId must be a non-empty string"));
     }
-    const previous = this.#botQueues.get(botId) ?? Promise.resolve();
-    const next = previous.then(work, work);
-    const settled = next.catch(() => undefined);
-    this.#botQueues.set(botId, settled);
-    void settled.then(() => {
-      if (this.#botQueues.get(botId) === settled) this.#botQueues.delete(botId);
-    });
-    return next;
+    return this.#botQueue.run(botId, work);
   }
 
   #serialAllocation<T>(work: () => Promise<T>): Promise<T> {
@@ -338,7 +313,7 @@ export class DesktopSlots {
         slot.stack = error.leftover;
         slot.state = "teardown_failed";
       } else {
-        this.#markFree(slot);
+        markFree(slot);
       }
       throw new SupervisorError(
         "DESKTOP_UNAVAILABLE",
@@ -374,7 +349,7 @@ export class DesktopSlots {
         await this.#teardown(this.#slots[plan.index] as Slot);
         continue;
       }
-      const slot = this.#slots[plan.index] ?? this.#freeSlot(plan.index, 0);
+      const slot = this.#slots[plan.index] ?? freeSlot(plan.index, 0);
       this.#slots[plan.index] = slot;
       slot.generation = plan.generation;
       slot.state = "starting";
@@ -382,7 +357,10 @@ export class DesktopSlots {
       slot.controlled = false;
       slot.startedAt = this.#now();
       slot.lastUsedAt = slot.startedAt;
-      this.#saveGenerations();
+      saveGenerations(
+        this.#options.layout.runDir,
+        Object.fromEntries(this.#slots.map((slot) => [slot.index, slot.generation])),
+      );
       return slot;
     }
   }
@@ -398,41 +376,10 @@ export class DesktopSlots {
     }
     try {
       await slot.stack?.teardown();
-      this.#markFree(slot);
+      markFree(slot);
     } catch (error) {
       slot.state = "teardown_failed";
       this.#log({ event: "desktop.teardown.failed", slot: slot.index, message: errorMessage(error) });
     }
-  }
-
-  #markFree(slot: Slot): void {
-    slot.state = "free";
-    slot.botId = null;
-    slot.stack = null;
-    slot.controlled = false;
-    slot.busy = 0;
-  }
-
-  get #generationsFile(): string {
-    return path.join(this.#options.layout.runDir, "slots.json");
-  }
-
-  #loadGenerations(): Record<string, number> {
-    try {
-      const parsed = JSON.parse(readFileSync(this.#generationsFile, "utf8")) as {
-        generations?: Record<string, number>;
-      };
-      return parsed.generations ?? {};
-    } catch {
-      return {};
-    }
-  }
-
-  #saveGenerations(): void {
-    const generations = Object.fromEntries(this.#slots.map((slot) => [slot.index, slot.generation]));
-    mkdirSync(this.#options.layout.runDir, { recursive: true });
-    const tmp = `${this.#generationsFile}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ generations }));
-    renameSync(tmp, this.#generationsFile);
   }
 }

@@ -1,22 +1,16 @@
 /**
- * Spawns and stops one desktop stack (Xvfb + Chromium + x11vnc) from a `StackPlan`. Thin on
- * purpose: what to run is decided in `stack-argv.ts`, when in `desktop-slots.ts`.
+ * Spawns and stops one desktop stack (Xvfb + Chromium, and x11vnc once the desktop has a viewer)
+ * from a `StackPlan`. Thin on purpose: what to run is decided in `stack-argv.ts`, when in
+ * `desktop-slots.ts`; x11vnc's lifecycle is `screen-server.ts`.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import type { ActionStep } from "./actions.ts";
 import { encodePng, frameHash } from "./png.ts";
+import { alive, pidAlive, sleep, spawnLeader, stopProcess, waitFor } from "./process-group.ts";
+import { ScreenServer } from "./screen-server.ts";
 import { chromiumArgv, PROFILE_SINGLETON_FILES, type StackPlan, x11vncArgv, xvfbArgv } from "./stack-argv.ts";
 import { captureDisplay } from "./x11-capture.ts";
 
@@ -33,6 +27,12 @@ export interface DesktopStack {
   capture(): Promise<Frame>;
   runStep(step: ActionStep): Promise<void>;
   /**
+   * Starts the desktop's RFB server (x11vnc on `plan.vncSocket`) unless it serves already; a
+   * desktop starts without one and gets it on its first viewer. Concurrent calls share one
+   * start; rejects when x11vnc does not start or the stack is being torn down.
+   */
+  serveScreen(): Promise<void>;
+  /**
    * Starts the stack's Chromium again if it died (crash, kill), on the same display and
    * profile, so it restores its last session (CMP-6). True when it had to. Optional: test
    * stacks without a browser leave it out.
@@ -40,7 +40,7 @@ export interface DesktopStack {
   reviveBrowser?(): Promise<boolean>;
   /**
    * Closes the stack's Chromium cleanly (its profile flushed to disk, PER-7) and leaves the
-   * display and x11vnc, so every viewer stays connected; the next use revives it
+   * display and x11vnc (when started), so every viewer stays connected; the next use revives it
    * (`reviveBrowser`). True when a browser was running. Optional like `reviveBrowser`.
    */
   closeBrowser?(): Promise<boolean>;
@@ -64,6 +64,8 @@ export interface StackLauncher {
 
 export interface ProcessLauncherOptions {
   readonly chromiumBinary?: string;
+  /** x11vnc's binary (tests: a stand-in that starts slowly or fails). */
+  readonly x11vncBinary?: string;
   /** Where process output goes; ignored when unset. */
   readonly logDir?: string;
   readonly chromiumStopTimeoutMs?: number;
@@ -85,8 +87,6 @@ function writeChromiumConfig(dir: string): void {
   }
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * How long a Chromium start may take before the desktop is refused (DESKTOP_UNAVAILABLE). A cold
  * start takes 1–3 s on an idle computer, but a computer sharing two busy cores with its
@@ -94,90 +94,6 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * the host gives one supervisor call.
  */
 const CHROMIUM_READY_MS = 60_000;
-
-async function waitFor(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  child?: ChildProcess,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child && (child.exitCode !== null || child.signalCode !== null)) {
-      throw new Error(`${what}: process exited (${child.exitCode ?? child.signalCode})`);
-    }
-    if (await check()) return;
-    await sleep(25);
-  }
-  throw new Error(`${what}: not ready after ${timeoutMs} ms`);
-}
-
-function alive(child: ChildProcess): boolean {
-  return child.exitCode === null && child.signalCode === null;
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Signals the child's whole process group (children are spawned detached, as group leaders). */
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // Already gone.
-  }
-}
-
-/**
- * Whether any live (non-zombie) process remains in the child's process group. Zombies are
- * skipped: an orphaned Chromium helper reparented to a PID 1 that does not reap would otherwise
- * make every teardown look failed.
- */
-function groupAlive(child: ChildProcess): boolean {
-  if (child.pid === undefined) return false;
-  const pgid = child.pid;
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {
-      continue;
-    }
-    // "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid && fields[0] !== "Z") return true;
-  }
-  return false;
-}
-
-async function stopProcess(
-  child: ChildProcess | undefined,
-  graceMs: number,
-  whole: "leader" | "group",
-): Promise<void> {
-  if (!child || child.pid === undefined) return;
-  if (alive(child)) {
-    if (whole === "leader") child.kill("SIGTERM");
-    else signalGroup(child, "SIGTERM");
-    const deadline = Date.now() + graceMs;
-    while (alive(child) && Date.now() < deadline) await sleep(25);
-  }
-  // Whatever is left of the group (renderers, zygotes) goes now.
-  if (groupAlive(child)) {
-    signalGroup(child, "SIGKILL");
-    const deadline = Date.now() + 2000;
-    while (groupAlive(child) && Date.now() < deadline) await sleep(25);
-  }
-  if (alive(child) || groupAlive(child)) throw new Error(`process ${child.pid} survived SIGKILL`);
-}
 
 function devtoolsReady(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -250,31 +166,16 @@ function removeStaleFiles(plan: StackPlan): void {
 }
 
 export function processLauncher(options: ProcessLauncherOptions = {}): StackLauncher {
-  /** Spawns as a process-group leader, output appended to `<logDir>/<name>` when logging. */
-  const launch = (argv: readonly string[], env: NodeJS.ProcessEnv, name: string): ChildProcess => {
-    const [binary, ...args] = argv;
-    let fd: number | undefined;
-    if (options.logDir) {
-      mkdirSync(options.logDir, { recursive: true });
-      fd = openSync(path.join(options.logDir, name), "a");
-    }
-    try {
-      const child = spawn(binary as string, args, {
-        detached: true,
-        env,
-        stdio: fd === undefined ? "ignore" : ["ignore", fd, fd],
-      });
-      child.on("error", () => undefined); // a missing binary shows as an exit in waitFor
-      return child;
-    } finally {
-      if (fd !== undefined) closeSync(fd);
-    }
-  };
+  const launch = (argv: readonly string[], env: NodeJS.ProcessEnv, name: string): ChildProcess =>
+    spawnLeader(argv, env, { dir: options.logDir, name });
 
   return {
     async start(plan) {
       const display = { ...process.env, DISPLAY: `:${plan.display}` };
-      const children: { xvfb?: ChildProcess; chromium?: ChildProcess; vnc?: ChildProcess } = {};
+      const children: { xvfb?: ChildProcess; chromium?: ChildProcess } = {};
+      const screen = new ScreenServer(plan, () =>
+        launch(x11vncArgv(plan, options.x11vncBinary), process.env, `x11vnc-${plan.display}.log`),
+      );
       const chromiumEnv = options.chromiumConfigDir
         ? { ...display, XDG_CONFIG_HOME: options.chromiumConfigDir }
         : display;
@@ -319,6 +220,7 @@ export function processLauncher(options: ProcessLauncherOptions = {}): StackLaun
           if (step.kind === "wait") return sleep(step.ms);
           await runXdotool(step.args, display);
         },
+        serveScreen: () => screen.serve(),
         async reviveBrowser() {
           const current = children.chromium;
           if (!current || alive(current)) return false;
@@ -343,13 +245,11 @@ export function processLauncher(options: ProcessLauncherOptions = {}): StackLaun
           return true;
         },
         async teardown() {
-          // SCR-3 order: viewers first (x11vnc exit closes every RFB connection), then the browser
-          // (SIGTERM lets it save its session, CMP-6), then the display; then the files.
+          // SCR-3 order: viewers first (x11vnc's exit, or the end of its start, closes every RFB
+          // connection), then the browser (SIGTERM lets it save its session, CMP-6), then the
+          // display; then the files.
           const errors: string[] = [];
-          await stopProcess(children.vnc, 2000, "group").catch((e: Error) =>
-            errors.push(`x11vnc: ${e.message}`),
-          );
-          rmSync(plan.vncSocket, { force: true });
+          await screen.stop().catch((e: Error) => errors.push(`x11vnc: ${e.message}`));
           await stopChromium().catch((e: Error) => errors.push(`chromium: ${e.message}`));
           await stopProcess(children.xvfb, 3000, "group").catch((e: Error) =>
             errors.push(`Xvfb: ${e.message}`),
@@ -366,7 +266,6 @@ export function processLauncher(options: ProcessLauncherOptions = {}): StackLaun
         removeStaleFiles(plan);
         const freshProfile = !existsSync(plan.profileDir);
         mkdirSync(plan.profileDir, { recursive: true });
-        mkdirSync(path.dirname(plan.vncSocket), { recursive: true });
         rmSync(plan.vncSocket, { force: true });
         if (await devtoolsReady(plan.debugPort))
           throw new Error(`debug port ${plan.debugPort} is already in use`);
@@ -386,9 +285,7 @@ export function processLauncher(options: ProcessLauncherOptions = {}): StackLaun
           CHROMIUM_READY_MS,
           children.chromium,
         );
-
-        children.vnc = launch(x11vncArgv(plan), process.env, `x11vnc-${plan.display}.log`);
-        await waitFor(`x11vnc on ${plan.vncSocket}`, () => existsSync(plan.vncSocket), 10_000, children.vnc);
+        // No x11vnc yet: it starts on the desktop's first viewer (serveScreen).
         return stack;
       } catch (error) {
         const leftover = await stack.teardown().then(

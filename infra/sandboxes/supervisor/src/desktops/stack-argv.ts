@@ -1,5 +1,5 @@
 /**
- * Pure builders for one desktop stack: Xvfb + Chromium + x11vnc on a Unix socket.
+ * Pure builders for one desktop stack: Xvfb + Chromium, and x11vnc on a Unix socket.
  * Everything here is data; `desktop-stack.ts` spawns it.
  */
 import path from "node:path";
@@ -132,9 +132,10 @@ export function chromiumArgv(
   ];
 }
 
-export function x11vncArgv(plan: StackPlan): string[] {
+/** x11vnc for the desktop's viewers; started on the first one (screen-server.ts). */
+export function x11vncArgv(plan: StackPlan, binary = "x11vnc"): string[] {
   return [
-    "x11vnc",
+    binary,
     "-display",
     `:${plan.display}`,
     "-unixsock",

@@ -339,6 +339,8 @@ describe.skipIf(!ENABLED)(
         const [a] = bots as [string];
         const before = (await desktop.list()).find((slot) => slot.botId === a);
         if (!before) throw new Error(`${a} is not listed`);
+        // Desktops start without x11vnc; dialling the socket directly needs it started first.
+        await desktop.openScreen(a);
         const viewer = transport.connect(before.vncSocket);
         expect(await viewer.greeting).toMatch(/RFB 003\.00\d/);
         await desktop.release(a);
@@ -359,6 +361,7 @@ describe.skipIf(!ENABLED)(
             (error: NodeJS.ErrnoException) => `error ${error.code}`,
           ),
         ).resolves.toBe("error ENOENT");
+        await desktop.openScreen(reuser);
         expect(await transport.connect(reusedInfo?.vncSocket ?? "").greeting).toMatch(/RFB 003\.00\d/);
 
         // The released bot reopens on a different slot with its profile: its cookie survived.

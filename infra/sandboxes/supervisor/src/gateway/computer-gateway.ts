@@ -8,9 +8,10 @@
  *   URL. It is verified here without any database: seal, expiry, computer, revocation list, and the slot's
  *   current generation (SCR-2: a recycled slot never accepts an old ticket).
  * - `GET /v1/screen` answers whether the ticket would be served; an upgrade on `/v1/rfb` opens
- *   a websocket bridged to exactly `vnc/slot<index>-g<generation>.sock`.
+ *   a websocket bridged to exactly `vnc/slot<index>-g<generation>.sock`, after asking the
+ *   desktops to serve it (`serveRfb`: x11vnc starts on a desktop's first viewer).
  * - View tickets go through `RfbViewFilter` (input dropped in the gateway); control tickets are
- *   passed through untouched. Client input is streamed and paced in client-input.ts.
+ *   passed through untouched (rfb-bridge.ts; client input is paced in client-input.ts).
  * - `revoke` closes matching live connections at once (close code 4001); `closeSlot` closes a
  *   slot's connections before teardown (4002, SCR-3); a control connection closes when its
  *   capability expires (4003).
@@ -19,9 +20,8 @@
 export * from "./vocabulary.ts";
 
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import http from "node:http";
-import net from "node:net";
 import path from "node:path";
 import type { Duplex } from "node:stream";
 import type { ScreenClaims } from "@rakazo/protocol/capability";
@@ -38,14 +38,12 @@ import {
   writeGatewayKeys,
 } from "@rakazo/protocol/gateway-core";
 import { TERMINAL_GATEWAY_PATH } from "@rakazo/protocol/terminal";
-import { type Log, silentLog } from "../log.ts";
+import { errorMessage, type Log, silentLog } from "../log.ts";
 import { TerminalServer } from "../terminal/terminal-server.ts";
-import { pipeClientInput } from "./client-input.ts";
-import { RfbViewFilter } from "./rfb-filter.ts";
+import { bridgeRfb, dialRfb } from "./rfb-bridge.ts";
 import { type GatewayRpc, serveGatewayRpc } from "./rpc.ts";
 import {
   CLOSE_EXPIRED,
-  CLOSE_POLICY,
   CLOSE_REVOKED,
   CLOSE_SLOT_CLOSED,
   type ComputerGatewayOptions,
@@ -57,15 +55,7 @@ import {
   ruleMatches,
   TICKET_HEADER,
 } from "./vocabulary.ts";
-import {
-  acceptValue,
-  closeWebSocket,
-  frameHeader,
-  MAX_FRAME_HEADER,
-  OPCODE,
-  validWebSocketKey,
-  writeFrameHeader,
-} from "./ws-frame.ts";
+import { closeWebSocket, switchingProtocols, validWebSocketKey } from "./ws-frame.ts";
 
 interface Connection {
   readonly info: { -readonly [K in keyof ConnectionInfo]: ConnectionInfo[K] };
@@ -75,22 +65,6 @@ interface Connection {
   readonly upstream: { destroy(): void };
   closed: boolean;
   expiry?: NodeJS.Timeout;
-}
-
-/**
- * Server→client bytes are read straight into one buffer per connection (`onread`), after
- * `MAX_FRAME_HEADER` spare bytes, and each read leaves as one binary frame written in place
- * (header + payload in a single write): no allocation, copy or concatenation per chunk, and
- * reads as large as the socket has queued instead of 64 KiB.
- */
-const READ_SIZE = 256 * 1024;
-
-/** The upstream socket's reader: who receives reads changes when the bridge starts. */
-interface UpstreamReader {
-  readonly block: Buffer;
-  /** Bytes read before the bridge existed (copied, as `block` is reused). */
-  readonly early: Buffer[];
-  deliver?: (length: number) => boolean;
 }
 
 export class ComputerGateway {
@@ -222,8 +196,7 @@ export class ComputerGateway {
       !slot ||
       slot.generation !== claims.generation ||
       slot.botId !== claims.botId ||
-      slot.state !== "running" ||
-      !existsSync(slot.vncSocket)
+      slot.state !== "running"
     ) {
       return { ok: false, reason: "slot_gone" };
     }
@@ -287,38 +260,62 @@ export class ComputerGateway {
       return;
     }
     if (policy === "terminal") return; // refused above; narrows the policy for the bridge
-    // Connect upstream before answering 101, so a dead desktop is an HTTP error, not a
-    // websocket that closes at once.
-    const reader: UpstreamReader = { block: Buffer.allocUnsafe(MAX_FRAME_HEADER + READ_SIZE), early: [] };
-    const upstream = net.connect({
-      path: slot.vncSocket,
-      onread: {
-        buffer: reader.block.subarray(MAX_FRAME_HEADER),
-        callback: (length) => {
-          if (reader.deliver) return reader.deliver(length);
-          reader.early.push(Buffer.from(reader.block.subarray(MAX_FRAME_HEADER, MAX_FRAME_HEADER + length)));
-          return true;
-        },
-      },
-    });
+    void this.#openRfb({ ...claims, policy }, slot, socket, key, refuse);
+  }
+
+  /**
+   * The desktop's RFB server is started (its first viewer) and its socket connected before the
+   * 101, so a desktop that cannot serve is an HTTP error, not a websocket that closes at once:
+   * 502 `upstream_unavailable` when x11vnc did not start (the next viewer starts it afresh),
+   * 410 `slot_gone` when the slot was torn down meanwhile.
+   */
+  async #openRfb(
+    claims: ScreenClaims & { policy: "view" | "control" },
+    slot: GatewaySlot,
+    socket: Duplex,
+    key: string,
+    refuse: (reason: GatewayRejection) => void,
+  ): Promise<void> {
+    const current = (): boolean => {
+      const now = this.#options.slotAt(claims.slot);
+      return now?.generation === claims.generation && now.state === "running";
+    };
+    if (this.#options.serveRfb) {
+      try {
+        await this.#options.serveRfb(claims.slot, claims.generation);
+      } catch (error) {
+        this.#log({ event: "gateway.rfb.unavailable", slot: claims.slot, message: errorMessage(error) });
+        if (!socket.destroyed) refuse(current() ? "upstream_unavailable" : "slot_gone");
+        return;
+      }
+    }
+    if (socket.destroyed) return;
+    const { upstream, reader } = dialRfb(slot.vncSocket);
     let connected = false;
     upstream.once("error", () => {
       if (!connected) refuse("upstream_unavailable");
     });
     upstream.once("connect", () => {
       connected = true;
-      const now = this.#options.slotAt(claims.slot);
-      if (socket.destroyed || now?.generation !== claims.generation || this.isRevoked(claims)) {
+      if (socket.destroyed || !current() || this.isRevoked(claims)) {
         // Revoked or torn down while connecting.
         upstream.destroy();
-        if (!socket.destroyed) refuse(now?.generation !== claims.generation ? "slot_gone" : "revoked");
+        if (!socket.destroyed) refuse(current() ? "revoked" : "slot_gone");
         return;
       }
-      socket.write(
-        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
-          `Sec-WebSocket-Accept: ${acceptValue(key)}\r\n\r\n`,
-      );
-      this.#bridge({ ...claims, policy }, socket, upstream, reader);
+      socket.write(switchingProtocols(key));
+      const connection = this.#register(claims, socket, upstream);
+      bridgeRfb({
+        client: socket,
+        upstream,
+        reader,
+        view: claims.policy === "view",
+        end: (code, reason) => this.#end(connection, code, reason),
+        dropped: (count) => {
+          connection.info.droppedInput += count;
+        },
+        isClosed: () => connection.closed,
+      });
     });
   }
 
@@ -333,10 +330,7 @@ export class ComputerGateway {
       refuse("terminal_stopped");
       return;
     }
-    socket.write(
-      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
-        `Sec-WebSocket-Accept: ${acceptValue(key)}\r\n\r\n`,
-    );
+    socket.write(switchingProtocols(key));
     if ("setNoDelay" in socket && typeof socket.setNoDelay === "function") socket.setNoDelay(true);
     const shell: { session?: { destroy(): void } } = {};
     const connection = this.#register(claims, socket, { destroy: () => shell.session?.destroy() });
@@ -382,65 +376,6 @@ export class ComputerGateway {
       generation: claims.generation,
     });
     return connection;
-  }
-
-  #bridge(
-    claims: ScreenClaims & { policy: "view" | "control" },
-    client: Duplex,
-    upstream: net.Socket,
-    reader: UpstreamReader,
-  ): void {
-    const connection = this.#register(claims, client, upstream);
-    if ("setNoDelay" in client && typeof client.setNoDelay === "function") client.setNoDelay(true);
-    upstream.setNoDelay(true);
-
-    // Server → client: a pure pass-through (nothing to enforce on what a desktop shows). Each
-    // read becomes one binary frame, framed in place in `reader.block`. While the client socket
-    // has not flushed a frame it still references the block, so reading (which would overwrite
-    // it) stops until that write completes: backpressure and buffer reuse in one rule.
-    const filter = claims.policy === "view" ? new RfbViewFilter() : undefined;
-    /** Shows the view filter the server's handshake before the client sees it; false: ended. */
-    const watched = (bytes: Buffer): boolean => {
-      if (!filter?.watchingServer) return true;
-      const error = filter.observeServer(bytes);
-      if (error === undefined) return true;
-      this.#end(connection, CLOSE_POLICY, "view-only stream not understood");
-      return false;
-    };
-    for (const bytes of reader.early.splice(0)) {
-      if (!watched(bytes)) return;
-      client.write(Buffer.concat([frameHeader(OPCODE.binary, bytes.length), bytes]));
-    }
-    const { block } = reader;
-    reader.deliver = (length) => {
-      if (connection.closed) return false;
-      if (!watched(block.subarray(MAX_FRAME_HEADER, MAX_FRAME_HEADER + length))) return false;
-      const start = writeFrameHeader(block, MAX_FRAME_HEADER, OPCODE.binary, length);
-      let held = false;
-      client.write(block.subarray(start, MAX_FRAME_HEADER + length), () => {
-        if (held && !connection.closed) upstream.resume();
-      });
-      if (client.writableLength === 0) return true;
-      held = true;
-      return false;
-    };
-    pipeClientInput({
-      client,
-      upstream,
-      filter,
-      end: (code, reason) => this.#end(connection, code, reason),
-      dropped: (count) => {
-        connection.info.droppedInput += count;
-      },
-      isClosed: () => connection.closed,
-    });
-
-    const gone = (): void => this.#end(connection, 1001, "upstream closed");
-    upstream.on("end", gone);
-    upstream.on("close", gone);
-    upstream.on("error", () => undefined);
-    client.on("close", () => this.#end(connection, 1000, ""));
-    client.on("end", () => this.#end(connection, 1000, ""));
   }
 
   #end(connection: Connection, code: number, reason: string): void {

@@ -68,6 +68,12 @@ export interface ComputerGatewayOptions {
   /** Directory for `gateway.key` and `gateway-revocations.json`. */
   readonly stateDir: string;
   readonly slotAt: (index: number) => GatewaySlot | undefined;
+  /**
+   * Starts the RFB server of a slot generation unless it serves already (the daemon: x11vnc
+   * starts on a desktop's first viewer); rejects when it cannot. None: the socket is served
+   * from the start (test and bench fixtures).
+   */
+  readonly serveRfb?: (index: number, generation: number) => Promise<unknown>;
   readonly log?: Log;
   readonly now?: () => number;
   /** PTY server settings (tests: the uid and shell). */

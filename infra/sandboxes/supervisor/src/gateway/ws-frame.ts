@@ -12,10 +12,18 @@ export const OPCODE = { continuation: 0, text: 1, binary: 2, close: 8, ping: 9, 
 /** Larger client frames are refused (1009): a viewer's messages are tiny. */
 const MAX_CLIENT_FRAME = 16 * 1024 * 1024;
 
-export function acceptValue(key: string): string {
+function acceptValue(key: string): string {
   return createHash("sha1")
     .update(key + GUID)
     .digest("base64");
+}
+
+/** The server's 101 answer to a websocket handshake carrying `key`. */
+export function switchingProtocols(key: string): string {
+  return (
+    "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+    `Sec-WebSocket-Accept: ${acceptValue(key)}\r\n\r\n`
+  );
 }
 
 /** A valid `Sec-WebSocket-Key`: base64 of 16 bytes. */
