@@ -4,7 +4,10 @@
  * - cold first screenshot for a new bot (through API-side client → socket → supervisor) vs the
  *   bare commands that start one desktop by hand and take one screenshot;
  * - warm observe p50/p95 vs one bare screenshot command timed inside the computer;
- * - memory (PSS) added per extra desktop vs the PSS of one hand-started desktop;
+ * - memory (PSS) added per extra desktop vs the PSS of one hand-started desktop (the extra
+ *   desktops have no viewer, so no x11vnc: it starts on a desktop's first viewer); what x11vnc
+ *   adds once a desktop is viewed, and that first viewer's wait for it (`desktop.openScreen`,
+ *   what the gateway does before its first viewer's 101) beside a later viewer's;
  * - disk per released bot profile, and live desktops per GiB (a 1 GiB computer filled until the
  *   supervisor's admission refuses).
  */
@@ -121,6 +124,9 @@ export async function benchDesktops(report: BenchReport): Promise<void> {
       ratio: perExtra / (bareDesktop / 1024),
       target: "≤ 150 MiB",
     });
+    await benchFirstViewer(report, desktop, async () =>
+      Number((await sh(PSS("Xvfb :1[0-9]|x11vnc -display :1[0-9]"))).trim()),
+    );
     // Profiles cost disk, not processes (CMP-4): what a used-then-released bot leaves behind.
     for (const botId of ["bot_bench_a", "bot_bench_b", "bot_bench_c"]) await desktop.release(botId);
     const [profiles, kib] = (
@@ -135,6 +141,44 @@ export async function benchDesktops(report: BenchReport): Promise<void> {
     await rm(dataDir, { recursive: true, force: true });
   }
   await benchDesktopsPerGiB(report);
+}
+
+/**
+ * The first viewer of bots b and c starts their x11vnc: the wait for it against a later viewer's
+ * call, and the PSS x11vnc then adds to each desktop, read off Xvfb + x11vnc alone (x11vnc's
+ * SysV polling images are shared with Xvfb; Chromium's own drift would drown the figure). An
+ * image whose supervisor predates `desktop.openScreen` starts x11vnc with every desktop; it
+ * reports neither.
+ */
+async function benchFirstViewer(
+  report: BenchReport,
+  desktop: SupervisedDesktop,
+  screenPss: () => Promise<number>,
+): Promise<void> {
+  const unviewedPss = await screenPss();
+  const first: number[] = [];
+  const later: number[] = [];
+  for (const botId of ["bot_bench_b", "bot_bench_c"]) {
+    const opened = await timed(() => desktop.openScreen(botId)).catch((error: Error) => error);
+    if (opened instanceof Error) {
+      if (/openScreen/.test(opened.message)) return;
+      throw opened;
+    }
+    first.push(opened[0]);
+    later.push((await timed(() => desktop.openScreen(botId)))[0]);
+  }
+  report({
+    name: "first viewer's wait for x11vnc (desktop.openScreen)",
+    value: Math.max(...first),
+    unit: "ms",
+    baseline: Math.max(...later),
+  });
+  await new Promise((done) => setTimeout(done, 3_000));
+  report({
+    name: "memory x11vnc adds to a viewed desktop (PSS)",
+    value: ((await screenPss()) - unviewedPss) / 2 / 1024,
+    unit: "MiB",
+  });
 }
 
 /**

@@ -5,6 +5,8 @@
  *       one desktop stack on the host exactly as the supervisor starts it (Xvfb + Chromium +
  *       x11vnc on a Unix socket, `processLauncher` + `planStack`), Chromium showing a green page
  *       with a focused field, and the ComputerGateway on <dir>/gateway.sock serving it as slot 0;
+ *       x11vnc is started before the peer reports ready (the steady state: the desktop has had
+ *       its first viewer; that start's cost is the desktops bench's row);
  *   node screen-path-peer.ts web <dir>
  *       the web service on a loopback port whose authority opens capabilities with the keyring
  *       and sends the proxy to that gateway.
@@ -41,6 +43,7 @@ if (mode === "supervisor") {
   ])
     await stack.runStep({ kind: "xdotool", args });
   await stack.runStep({ kind: "wait", ms: 2_000 });
+  await stack.serveScreen();
   const gateway = new ComputerGateway({
     listen: { path: path.join(dir, "gateway.sock") },
     stateDir: dir,
@@ -48,6 +51,7 @@ if (mode === "supervisor") {
       index === 0
         ? { index, generation: 1, botId: BENCH_BOT, state: "running", vncSocket: plan.vncSocket }
         : undefined,
+    serveRfb: () => stack.serveScreen(),
   });
   await gateway.start();
   gateway.configure(gatewayKeysFor(keyring, BENCH_COMPUTER));
