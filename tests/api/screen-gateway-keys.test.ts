@@ -15,6 +15,7 @@ import { createFakeProvider, type SandboxProvider } from "@rakazo/sandbox";
 import { authorizeScreen, type ServiceContext, screenUrl } from "@rakazo/services";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { countingConfigures } from "../support/counting-configures.ts";
 import { createTestSystem, eventually, runningComputer, type TestSystem } from "../support/system.ts";
 
 /** Every `screens.configure` the API and worker made, by machine ref. */
@@ -23,25 +24,7 @@ const configuresOf = (ref: string) => configures.filter((r) => r === ref).length
 
 /** The fake provider, counting configure calls into its machines' gateways. */
 function countingProvider(rootDir: string): SandboxProvider {
-  const fake = createFakeProvider({ rootDir });
-  return {
-    ...fake,
-    sandbox(ref) {
-      const sandbox = fake.sandbox(ref);
-      const screens = sandbox.screens;
-      if (!screens) return sandbox;
-      return {
-        ...sandbox,
-        screens: {
-          ...screens,
-          configure: (config) => {
-            configures.push(ref);
-            return screens.configure(config);
-          },
-        },
-      };
-    },
-  };
+  return countingConfigures(createFakeProvider({ rootDir }), configures);
 }
 
 let system: TestSystem;

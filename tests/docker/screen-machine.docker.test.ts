@@ -14,6 +14,7 @@ import { createProvider, type SandboxProvider } from "@rakazo/sandbox";
 import { authorizeScreen } from "@rakazo/services";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { countingConfigures } from "../support/counting-configures.ts";
 import { COMPUTER_IMAGE } from "../support/docker.ts";
 import { createTestSystem, eventually, runningComputer, type TestSystem } from "../support/system.ts";
 import { requireDocker } from "../support/tools.ts";
@@ -24,24 +25,7 @@ const gate = await requireDocker("screens after a machine restart or replacement
 const configures: string[] = [];
 
 function counting(provider: SandboxProvider): SandboxProvider {
-  return {
-    ...provider,
-    sandbox(ref) {
-      const sandbox = provider.sandbox(ref);
-      const screens = sandbox.screens;
-      if (!screens) return sandbox;
-      return {
-        ...sandbox,
-        screens: {
-          ...screens,
-          configure: (config) => {
-            configures.push(ref);
-            return screens.configure(config);
-          },
-        },
-      };
-    },
-  };
+  return countingConfigures(provider, configures);
 }
 
 describe.skipIf(gate.skip)(gate.title, () => {
