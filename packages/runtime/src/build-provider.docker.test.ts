@@ -51,9 +51,16 @@ describe.skipIf(gate.skip)(gate.title, () => {
     refs.push(ref);
     console.error(`build-provider.docker: computer ${computerId} ${ref}, data dir ${dataDir}`);
     const sandbox = provider.sandbox(ref);
-    // The computer's own user replaces its gateway socket with a link to a host file.
+    // The computer's own user replaces its gateway socket with a link to a host file — once the
+    // supervisor has bound it: provision may return before then, and a link planted earlier is
+    // simply replaced by the supervisor's own socket (which is then rightly connected to).
     const planted = await sandbox.exec({
-      argv: ["sh", "-c", "rm -f /run/rakazo/gateway.sock && ln -s /etc/shadow /run/rakazo/gateway.sock"],
+      argv: [
+        "sh",
+        "-c",
+        "for i in $(seq 300); do [ -S /run/rakazo/gateway.sock ] && break; sleep 0.1; done; " +
+          "[ -S /run/rakazo/gateway.sock ] && rm -f /run/rakazo/gateway.sock && ln -s /etc/shadow /run/rakazo/gateway.sock",
+      ],
       timeoutMs: 30_000,
     });
     expect(planted.exitCode, planted.stderr).toBe(0);
