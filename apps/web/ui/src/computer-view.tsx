@@ -7,7 +7,7 @@ import { Confirm } from "./confirm.tsx";
 import { Files } from "./files.tsx";
 import { type MessageKey, useT } from "./i18n.ts";
 import { NetworkEditor } from "./network.tsx";
-import { OperationsHistory, OperationsPill } from "./operations.tsx";
+import { OperationsHistory, OperationsPillView, useOperations } from "./operations.tsx";
 import { usePoll } from "./poll.ts";
 import { Screen, type ScreenStatus } from "./screen.tsx";
 import { Shell, ShellTakeoverConfirm } from "./shell.tsx";
@@ -43,6 +43,7 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
   const [screenStatus, setScreenStatus] = useState<ScreenStatus>("loading");
   const [confirming, setConfirming] = useState<Verb>();
   const [opsTick, setOpsTick] = useState(0);
+  const ops = useOperations(computerId, opsTick, computer.refresh);
   const moving = MOVING.has(computer.data?.state ?? "");
   useEffect(() => setPollMs(moving ? 1_000 : 3_000), [moving]);
   // A message is about the computer as it was: once its state changes, it is no longer true.
@@ -163,7 +164,7 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
             {t(`state.${state}` as MessageKey)}
           </span>
         )}
-        <OperationsPill computerId={computerId} onChange={computer.refresh} tick={opsTick} />
+        <OperationsPillView ops={ops} onChange={computer.refresh} />
       </div>
       {computer.data && (
         <p className="meta" data-testid="computer-details">
@@ -369,7 +370,7 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
           <Activity computerId={computerId} bots={bots.data} />
         </div>
       )}
-      {computer.data && <OperationsHistory computerId={computerId} tick={opsTick} />}
+      {computer.data && <OperationsHistory ops={ops} />}
     </div>
   );
 }

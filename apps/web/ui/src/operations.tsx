@@ -20,8 +20,9 @@ const active = (op: Operation) => op.status === "queued" || op.status === "runni
 /**
  * A computer's operations, polled fast while one is active. `tick` polls now (after an action);
  * `onSettled` is called when an operation seen active has finished (the computer's state moved).
+ * The computer view polls once for its pill and its history, so the two never disagree.
  */
-function useOperations(computerId: string, tick: number, onSettled?: () => void) {
+export function useOperations(computerId: string, tick = 0, onSettled?: () => void) {
   const [ms, setMs] = useState(SLOW_MS);
   const ops = usePoll(() => api.call("computer/operations", { computerId, history: true }), ms, [
     computerId,
@@ -70,17 +71,15 @@ function relevant(ops: readonly Operation[], now: number): Operation[] {
  * interrupted one offers the owner's "Release computer" with the workers-stopped confirmation.
  * `onChange` is called after a release and when an operation it saw running has finished.
  */
-export function OperationsPill({
-  computerId,
-  onChange,
-  tick = 0,
-}: {
-  computerId: string;
-  onChange?: () => void;
-  tick?: number;
-}) {
+export function OperationsPill({ computerId, onChange }: { computerId: string; onChange?: () => void }) {
+  return <OperationsPillView ops={useOperations(computerId, 0, onChange)} onChange={onChange} />;
+}
+
+type PolledOperations = ReturnType<typeof useOperations>;
+
+/** The pill over operations its caller polls (`useOperations`). */
+export function OperationsPillView({ ops, onChange }: { ops: PolledOperations; onChange?: () => void }) {
   const t = useT();
-  const ops = useOperations(computerId, tick, onChange);
   const [releasing, setReleasing] = useState<Operation>();
   const [stopped, setStopped] = useState(false);
   const [message, setMessage] = useState<string>();
@@ -149,9 +148,8 @@ export function OperationsPill({
  * the API stores an operation's current stage only, so the stages listed are those this page saw
  * while polling (every second while one runs) plus the final one.
  */
-export function OperationsHistory({ computerId, tick = 0 }: { computerId: string; tick?: number }) {
+export function OperationsHistory({ ops }: { ops: PolledOperations }) {
   const t = useT();
-  const ops = useOperations(computerId, tick);
   const stages = useRef(new Map<string, string[]>());
   for (const op of ops.data ?? []) {
     const seen = stages.current.get(op.id) ?? [];
