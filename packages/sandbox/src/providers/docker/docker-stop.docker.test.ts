@@ -3,7 +3,9 @@
  * unless the caller says it quiesced it (`{ quiesced: true }`: every browser closed, the
  * workspace saved), and is then ended at once. Either way it is stopped and starts again.
  * The container's main process here traps SIGTERM and exits 0 after its cleanup, so the exit
- * code tells which stop it got: 0 after the grace, 137 (SIGKILL) without one.
+ * code tells which stop it got: 0 after the grace, 137 (SIGKILL) without one. The stop waits
+ * until the trap is set (its loop's first `sleep` runs): a TERM that reaches bash before it has
+ * read the trap ends it with 143 whatever the stop did, which says nothing about the grace.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -49,6 +51,14 @@ describe.skipIf(gate.skip)(gate.title, () => {
   }, 60_000);
 
   const exitCode = async (ref: string) => (await docker.getContainer(ref).inspect()).State.ExitCode;
+  const trapSet = async (ref: string) => {
+    for (let i = 0; i < 200; i += 1) {
+      const { Processes } = await docker.getContainer(ref).top({ ps_args: "-o pid,args" });
+      if (Processes?.some((row) => row[1]?.startsWith("sleep"))) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`the container's trap was not set after 10 s`);
+  };
 
   it.each([
     { options: undefined, code: 0, what: "keeps its grace by default" },
@@ -64,6 +74,7 @@ describe.skipIf(gate.skip)(gate.title, () => {
         homeKey: `home_${computerId}`,
       });
       expect(await provider.status(ref)).toBe("running");
+      await trapSet(ref);
       await provider.stop(ref, options);
       expect(await provider.status(ref)).toBe("stopped");
       expect(await exitCode(ref)).toBe(code);
