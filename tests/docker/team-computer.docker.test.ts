@@ -202,8 +202,10 @@ describe.skipIf(gate.skip)(gate.title, () => {
       const found = (await exec(`command -v ${tool} >/dev/null && echo yes || echo no`)).trim() === "yes";
       expect(found, `${tool} in a ${manifest.build} image`).toBe(manifest.tools.includes(tool));
     }
-    const { tools } = await rpc("computer/get", {});
-    expect(tools).toEqual(["gh", ...(claimsUv ? ["uv"] : []), "pandoc", "pdftotext", "python3"]);
+    // The first read of a machine not probed yet may answer null (the probe goes on; the next has it).
+    await expect
+      .poll(async () => (await rpc("computer/get", {})).tools, { timeout: 15_000, interval: 200 })
+      .toEqual(["gh", ...(claimsUv ? ["uv"] : []), "pandoc", "pdftotext", "python3"]);
 
     const env = await exec(
       "env | grep -E '^(GH_CONFIG_DIR|UV_TOOL_DIR|UV_CACHE_DIR|PIP_CACHE_DIR|PIPX_HOME|HISTFILE)=' | sort",
