@@ -6,7 +6,7 @@
  * not resolve before the window is there. Real Xvfb, x11vnc, xdotool and Chromium.
  */
 import { execFile } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { missingOrFail } from "@rakazo/sandbox/testing";
@@ -18,19 +18,26 @@ import { planStack } from "./stack-argv.ts";
 const missing = missingOrFail("desktop stack readiness", ["Xvfb", "x11vnc", "xdotool", "chromium"]);
 
 /**
- * Answers DevTools' /json/version on the `--remote-debugging-port` it is given, then after
- * 1.5 s starts the real Chromium (same display, its own profile, no debugging port).
+ * Answers DevTools' /json/version on the `--remote-debugging-port` it is given at once, then
+ * after 1.5 s starts the real Chromium with the launcher's own flags (same display, a profile of
+ * its own, no debugging port). It ends with that browser, so one that fails to start shows as an
+ * exit with its log, not as a 60 s wait for a window that never comes.
  */
 const SLOW_WINDOW_CHROMIUM = `#!/usr/bin/env node
 const http = require("node:http");
 const { spawn } = require("node:child_process");
-const port = Number(process.argv.find((a) => a.startsWith("--remote-debugging-port=")).split("=")[1]);
+const argv = process.argv.slice(2);
+const port = Number(argv.find((a) => a.startsWith("--remote-debugging-port=")).split("=")[1]);
 http.createServer((req, res) => { res.writeHead(200, { "content-type": "application/json" }); res.end("{}"); })
   .listen(port, "127.0.0.1");
 setTimeout(() => {
-  const profile = process.argv.find((a) => a.startsWith("--user-data-dir=")).split("=")[1] + "-real";
-  spawn("chromium", ["--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=" + profile,
-    "--window-position=0,0", "--window-size=640,400", "about:blank"], { stdio: "inherit" });
+  const args = argv
+    .filter((a) => !a.startsWith("--remote-debugging-port="))
+    .map((a) => (a.startsWith("--user-data-dir=") ? a + "-real" : a));
+  spawn("chromium", args, { stdio: "inherit" }).on("exit", (code, signal) => {
+    console.error("real chromium exited", code, signal);
+    process.exit(1);
+  });
 }, 1500);
 `;
 
@@ -101,11 +108,19 @@ describe.skipIf(missing.length > 0)(
       writeFileSync(binary, SLOW_WINDOW_CHROMIUM);
       chmodSync(binary, 0o755);
       const plan = planIn("slow-window", 970);
+      const logDir = path.join(root, "logs");
       const stack = await processLauncher({
         chromiumBinary: binary,
+        chromiumConfigDir: path.join(root, "chromium-config"),
         chromiumStopTimeoutMs: 500,
-        logDir: path.join(root, "logs"),
-      }).start(plan);
+        logDir,
+      })
+        .start(plan)
+        .catch((error: Error) => {
+          const log = path.join(logDir, `chromium-${plan.display}.log`);
+          const tail = existsSync(log) ? readFileSync(log, "utf8").slice(-2_000) : "(no log)";
+          throw new Error(`${error.message}; the browser's log ends:\n${tail}`);
+        });
       try {
         expect(await visibleChromiumWindows(plan.display)).toMatch(/^\d+/);
       } finally {
