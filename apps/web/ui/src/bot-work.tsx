@@ -151,7 +151,17 @@ export function BotWork({
           {error}
         </p>
       )}
-      {openRunId && <Transcript key={openRunId} computerId={computerId} runId={openRunId} bot={bot.name} />}
+      {openRunId && (
+        // The history reads the runs again when the transcript sees the run move on, so it never
+        // shows a run still working that the transcript above it shows finished.
+        <Transcript
+          key={openRunId}
+          computerId={computerId}
+          runId={openRunId}
+          bot={bot.name}
+          onStatus={runs.refresh}
+        />
+      )}
       <RunHistory runs={runs.data ?? []} bot={bot.name} openRunId={openRunId} onOpen={open} />
     </section>
   );

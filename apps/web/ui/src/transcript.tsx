@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { api } from "./api.ts";
 import { type MessageKey, useT } from "./i18n.ts";
 import { FailedIcon } from "./icons.tsx";
@@ -30,10 +30,23 @@ function brief(args: unknown): string {
  * activity stream (`run.event`). Events arrive numbered; a gap (the stream dropped some for a
  * slow reader, or it reconnected) is filled by reading the transcript again from the last seen.
  */
-export function Transcript({ computerId, runId, bot }: { computerId: string; runId: string; bot: string }) {
+export function Transcript({
+  computerId,
+  runId,
+  bot,
+  onStatus,
+}: {
+  computerId: string;
+  runId: string;
+  bot: string;
+  /** A status event arrived live (the run moved on): lists of runs read it again at once. */
+  onStatus?(): void;
+}) {
   const t = useT();
   const [events, setEvents] = useState<RunEvent[]>([]);
   const [live, setLive] = useState(false);
+  const statusSeen = useRef(onStatus);
+  statusSeen.current = onStatus;
 
   useEffect(() => {
     let alive = true;
@@ -74,6 +87,7 @@ export function Transcript({ computerId, runId, bot }: { computerId: string; run
     source.addEventListener("run.event", (message) => {
       const event = JSON.parse((message as MessageEvent<string>).data) as RunEvent;
       if (event.runId !== runId || event.seq <= last) return;
+      if (event.type === "status") statusSeen.current?.();
       if (event.seq === last + 1 && !reading) {
         last = event.seq;
         setEvents((old) => [...old, event]);
