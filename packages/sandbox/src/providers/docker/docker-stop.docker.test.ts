@@ -53,7 +53,9 @@ describe.skipIf(gate.skip)(gate.title, () => {
   const exitCode = async (ref: string) => (await docker.getContainer(ref).inspect()).State.ExitCode;
   const trapSet = async (ref: string) => {
     for (let i = 0; i < 200; i += 1) {
-      const { Processes } = await docker.getContainer(ref).top({ ps_args: "-o pid,args" });
+      const { Processes } = (await docker.getContainer(ref).top({ ps_args: "-o pid,args" })) as {
+        Processes?: string[][];
+      };
       if (Processes?.some((row) => row[1]?.startsWith("sleep"))) return;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
