@@ -84,7 +84,7 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
   const machines = new Map<string, Promise<RemoteMachine>>();
   /** One supervisor channel per machine (./supervisor-channel.ts), shared by its handles. */
   const channels = new Map<string, SupervisorTransport>();
-  /** The RPC key a start printed, used once by the channel's opening instead of a file read. */
+  /** The RPC key a start printed, used once by the channel's opening instead of a file read and a probe. */
   const startKeys = new Map<string, Uint8Array>();
   let bundle: Promise<{ bytes: Uint8Array; path: string; hash: string }> | undefined;
 
@@ -264,13 +264,12 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
         channel = supervisorChannel({
           commands: commandPath(ref),
           target: () => withMachine(ref, (machine) => machine.portUrl(gatewayPort)),
-          readKey: async () => {
+          readKey: () =>
+            withMachine(ref, (machine) => machine.readFile(`${runDir}/${SUPERVISOR_RPC_KEY_FILE}`)),
+          startKey: () => {
             const printed = startKeys.get(ref);
             startKeys.delete(ref);
-            return (
-              printed ??
-              withMachine(ref, (machine) => machine.readFile(`${runDir}/${SUPERVISOR_RPC_KEY_FILE}`))
-            );
+            return printed;
           },
           timeoutMs,
         });
@@ -346,15 +345,17 @@ export function createRemoteProvider(options: RemoteProviderOptions): SandboxPro
         );
       }
       let ref: string | undefined;
-      let replaced = false;
+      let opening: Promise<RemoteMachine> | undefined;
       if (request.ref && (await backend.state(request.ref)) !== "missing") ref = request.ref;
       ref ??= await backend.find(create);
+      const replaced = ref === undefined;
       if (ref === undefined) {
-        ref = await backend.create(create);
-        replaced = true;
+        const created = await backend.create(create);
+        ref = created.ref;
+        opening = Promise.resolve(created.machine);
       }
       forget(ref);
-      const opening = backend.open(ref);
+      opening ??= backend.open(ref);
       machines.set(ref, opening);
       opening.catch(() => evict(ref));
       await opening;

@@ -66,7 +66,7 @@ afterEach(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
-function setup(options: { daemonStarted?: boolean } = {}) {
+function setup(options: { daemonStarted?: boolean; printedKey?: () => string | undefined } = {}) {
   let clock = 0;
   let started = options.daemonStarted ?? true;
   const commandCalls: string[] = [];
@@ -85,6 +85,15 @@ function setup(options: { daemonStarted?: boolean } = {}) {
       if (!started || key === undefined) throw new SandboxError("FILE_NOT_FOUND", "no rpc.key");
       return new Uint8Array(Buffer.from(`${key}\n`));
     },
+    ...(options.printedKey
+      ? {
+          startKey: () => {
+            const printed = options.printedKey?.();
+            options.printedKey = undefined;
+            return printed === undefined ? undefined : new Uint8Array(Buffer.from(printed));
+          },
+        }
+      : {}),
     timeoutMs: 5_000,
     now: () => clock,
   });
@@ -107,6 +116,25 @@ describe("supervisor channel (CMP-8)", () => {
       expect(request.provider).toBe("provider-token");
       expect(request.url).not.toContain(key as string);
     }
+  });
+
+  it("opens with the key a start script printed without a health probe; a stale one is read again", async () => {
+    const fresh = setup({ printedKey: () => key });
+    await fresh.channel.call("desktop.release", { botId: "bot_a" });
+    expect(seen.map((s) => s.method)).toEqual(["desktop.release"]);
+    expect(seen[0]?.key).toBe(key);
+
+    // The daemon restarted after the script printed its key: 401, then the file's key, probed.
+    seen = [];
+    const printed = key;
+    key = newKey();
+    const stale = setup({ printedKey: () => printed });
+    await expect(stale.channel.call("desktop.release", { botId: "bot_a" })).resolves.toEqual({
+      released: true,
+    });
+    expect(seen.map((s) => s.method)).toEqual(["desktop.release", "health", "desktop.release"]);
+    expect(seen.map((s) => s.key)).toEqual([printed, key, key]);
+    expect(stale.commandCalls).toEqual([]);
   });
 
   it("re-reads a restarted daemon's key at once, without the command path", async () => {

@@ -8,7 +8,10 @@
  * - The channel opens lazily: the daemon's key is read through the provider's file API and a
  *   `health` over the port confirms it. Until then (no daemon yet, port hosting that does not
  *   answer) calls take the command path, which also starts the daemon; a failed opening is
- *   tried again at most every `REOPEN_MS`.
+ *   tried again at most every `REOPEN_MS`. The key a start script printed (`startKey`) opens it
+ *   without the probe, once: that script has just seen this daemon listening, and its gateway
+ *   listens before its socket does (daemon.ts), so the first call goes straight to it; a stale
+ *   one is a 401 like any other.
  * - 401 means the daemon restarted with a new key and did not run the call: the key is read
  *   again and the call retried once.
  * - Any other failure closes the channel. The call may have run, so only calls that are safe to
@@ -35,6 +38,8 @@ export interface SupervisorChannelOptions {
   readonly target: () => Promise<RemotePortTarget>;
   /** The daemon's `rpc.key`, read through the provider's file API. */
   readonly readKey: () => Promise<Uint8Array>;
+  /** The key a start script printed having seen its daemon listen; taken once, then undefined. */
+  readonly startKey?: () => Uint8Array | undefined;
   /** Per call; an observe of a new bot starts a desktop. */
   readonly timeoutMs: number;
   readonly now?: () => number;
@@ -106,11 +111,13 @@ export function supervisorChannel(options: SupervisorChannelOptions): Supervisor
 
   const open = async (): Promise<Channel | undefined> => {
     try {
-      const key = Buffer.from(await options.readKey())
+      const printed = options.startKey?.();
+      const key = Buffer.from(printed ?? (await options.readKey()))
         .toString("utf8")
         .trim();
       if (!SUPERVISOR_RPC_KEY_PATTERN.test(key)) return undefined;
       const opened: Channel = { target: await options.target(), key };
+      if (printed) return opened;
       const probe = await send(opened, "health", {});
       if (probe.kind !== "answer") return undefined;
       decodeAnswer("health", probe.answer);

@@ -61,8 +61,11 @@ export interface RemoteBackend {
   readonly workspace: string;
   /** The machine's unprivileged user's home (supervisor bundle and run dir live below it). */
   readonly userHome: string;
-  /** Creates a running machine labelled with the computer and home; returns its opaque ref. */
-  create(request: RemoteCreateRequest): Promise<string>;
+  /**
+   * Creates a running machine labelled with the computer and home; returns its opaque ref and a
+   * handle to it made from the create's own answer (no second round trip to open it).
+   */
+  create(request: RemoteCreateRequest): Promise<{ readonly ref: string; readonly machine: RemoteMachine }>;
   /** A live (running or paused) machine labelled with this computer and home, if any. */
   find(request: RemoteCreateRequest): Promise<string | undefined>;
   /**

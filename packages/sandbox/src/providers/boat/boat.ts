@@ -212,10 +212,11 @@ export function createBoatBackend(
           { idempotencyKey: randomUUID() },
         );
         id = created.id;
-        await boat.update(id, { name: machineName(request) });
-        await settle(id, "usable");
+        // The rename's answer says the state too: a sandbox already usable is not polled.
+        const named = await boat.update(id, { name: machineName(request) });
+        if (!USABLE.includes(named.state)) await settle(id, "usable");
         ttlSetAt.set(id, now());
-        return id;
+        return { ref: id, machine: machine(id) };
       } catch (error) {
         // Nothing half-made is left behind.
         if (id) await boat.deleteAndWait(id).catch(() => undefined);

@@ -209,7 +209,7 @@ export function createDaytonaBackend(config: Omit<DaytonaProviderConfig, "superv
           },
           { timeout },
         );
-        return sandbox.id;
+        return { ref: sandbox.id, machine: machine(sandbox) };
       } catch (error) {
         throw toSandboxError(error, "create");
       }

@@ -184,7 +184,7 @@ export function createFamilyBackend(options: FamilyBackendOptions): RemoteBacken
           timeoutMs: ttlMs,
           onTimeout: options.onTimeout ?? "pause",
         });
-        return sbx.sandboxId;
+        return { ref: sbx.sandboxId, machine: machine(sbx) };
       } catch (error) {
         throw fail(error, "create");
       }
