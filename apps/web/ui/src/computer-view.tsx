@@ -118,7 +118,9 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
     setConfirming(undefined);
     setError(undefined);
     try {
-      await api.call(`computer/${verb}`, { computerId });
+      const answer = await api.call(`computer/${verb}`, { computerId });
+      // Update and Recover answer their operation, queued: the history lists that stage too.
+      if (verb !== "start") ops.saw(answer as { id: string; stage: string });
     } catch (e) {
       setError(t("app.error", { message: errorMessage(e) }));
     }
