@@ -118,9 +118,7 @@ export function ComputerView({ computerId, botId }: { computerId: string; botId:
     setConfirming(undefined);
     setError(undefined);
     try {
-      const answer = await api.call(`computer/${verb}`, { computerId });
-      // Update and Recover answer their operation, queued: the history lists that stage too.
-      if (verb !== "start") ops.saw(answer as { id: string; stage: string });
+      await api.call(`computer/${verb}`, { computerId });
     } catch (e) {
       setError(t("app.error", { message: errorMessage(e) }));
     }

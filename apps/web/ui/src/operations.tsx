@@ -15,13 +15,11 @@ const FINISHED_SHOWN_MS = 15_000;
 /** Failures stay in the pill for a week, as the API's default list keeps them. */
 const FAILED_SHOWN_MS = 7 * 24 * 3_600_000;
 
-const isActive = (status: Operation["status"] | undefined) => status === "queued" || status === "running";
-const active = (op: Operation) => isActive(op.status);
+const active = (op: Operation) => op.status === "queued" || op.status === "running";
 
 /**
  * A computer's operations, polled fast while one is active. `tick` polls now (after an action);
- * `onSettled` is called when an operation has finished since the last read (the computer's state
- * moved): one seen active, or one that ran entirely between two reads.
+ * `onSettled` is called when an operation seen active has finished (the computer's state moved).
  * The computer view polls once for its pill and its history, so the two never disagree.
  */
 export function useOperations(computerId: string, tick = 0, onSettled?: () => void) {
@@ -32,30 +30,18 @@ export function useOperations(computerId: string, tick = 0, onSettled?: () => vo
   ]);
   const busy = (ops.data ?? []).some(active);
   useEffect(() => setMs(busy ? FAST_MS : SLOW_MS), [busy]);
-  // Every operation's status at the last read; undefined until the first read.
-  const known = useRef<Map<string, Operation["status"]>>(undefined);
+  const seenActive = useRef(new Set<string>());
   const settledRef = useRef(onSettled);
   settledRef.current = onSettled;
   useEffect(() => {
-    if (!ops.data) return;
-    const before = known.current;
-    // Settled: one seen active has finished, or one ran start to end between two reads (a
-    // short update is done before the poll after the click): either way the computer moved.
-    const settled =
-      before !== undefined &&
-      ops.data.some((op) => !active(op) && (!before.has(op.id) || isActive(before.get(op.id))));
-    known.current = new Map(ops.data.map((op) => [op.id, op.status]));
+    let settled = false;
+    for (const op of ops.data ?? []) {
+      if (active(op)) seenActive.current.add(op.id);
+      else if (seenActive.current.delete(op.id)) settled = true;
+    }
     if (settled) settledRef.current?.();
   }, [ops.data]);
-  // The stages this page saw of each operation: every read's, and `saw` for an action's answer
-  // (an update that ends before the first read after its click still shows it was queued).
-  const stages = useRef(new Map<string, string[]>());
-  const saw = (op: Pick<Operation, "id" | "stage">) => {
-    const seen = stages.current.get(op.id) ?? [];
-    if (seen.at(-1) !== op.stage) stages.current.set(op.id, [...seen, op.stage]);
-  };
-  for (const op of ops.data ?? []) saw(op);
-  return { ...ops, stages: stages.current as ReadonlyMap<string, readonly string[]>, saw };
+  return ops;
 }
 
 /**
@@ -160,10 +146,15 @@ export function OperationsPillView({ ops, onChange }: { ops: PolledOperations; o
 /**
  * A computer's operations history (OPS-2), newest first: kind, outcome, when, and the stages —
  * the API stores an operation's current stage only, so the stages listed are those this page saw
- * (the action's answer, then every read: each second while one runs) plus the final one.
+ * while polling (every second while one runs) plus the final one.
  */
 export function OperationsHistory({ ops }: { ops: PolledOperations }) {
   const t = useT();
+  const stages = useRef(new Map<string, string[]>());
+  for (const op of ops.data ?? []) {
+    const seen = stages.current.get(op.id) ?? [];
+    if (seen.at(-1) !== op.stage) stages.current.set(op.id, [...seen, op.stage]);
+  }
   const list = [...(ops.data ?? [])].sort((a, b) => b.createdAt.localeCompare(a.createdAt)).slice(0, 20);
   return (
     <section className="history" aria-labelledby="ops-history-title">
@@ -176,7 +167,7 @@ export function OperationsHistory({ ops }: { ops: PolledOperations }) {
             <strong>{op.kind}</strong>{" "}
             <span className={`pill op-${op.status}`}>{t(`ops.status.${op.status}` as MessageKey)}</span>{" "}
             <span className="meta" data-testid="operation-stages">
-              {t("ops.stages", { stages: (ops.stages.get(op.id) ?? [op.stage]).join(" → ") })}
+              {t("ops.stages", { stages: (stages.current.get(op.id) ?? [op.stage]).join(" → ") })}
             </span>
             {op.finishedAt && (
               <span className="meta">
