@@ -139,7 +139,8 @@ describe.skipIf(missing.length > 0)(
 
       it("stopped: the network is changed in the view, a bad host named before sending", async () => {
         await page.goto(`${system.web.url}/#/computers/${computerId}`);
-        await expect.poll(() => badge().textContent()).toBe("stopped");
+        // The first paint waits for the app's load and its first reads, seconds on a loaded host.
+        await expect.poll(() => badge().textContent(), { timeout: 15_000 }).toBe("stopped");
         const editor = page.getByTestId("network-editor");
         await editor.getByRole("button", { name: "Change network", exact: true }).click();
         await editor.getByLabel("Network access").selectOption("allowlist");
@@ -170,7 +171,8 @@ describe.skipIf(missing.length > 0)(
 
       it("stopped: provider, size, network, the stored file and Activity; Start starts it, with progress", async () => {
         await page.goto(`${system.web.url}/#/computers/${computerId}`);
-        await expect.poll(() => badge().textContent()).toBe("stopped");
+        // The first paint waits for the app's load and its first reads, seconds on a loaded host.
+        await expect.poll(() => badge().textContent(), { timeout: 15_000 }).toBe("stopped");
         const details = page.getByTestId("computer-details");
         await expect.poll(() => details.textContent()).toContain("Provider: fake");
         expect(await details.textContent()).toContain("1024 MiB, 1 CPUs, 256 processes");
