@@ -51,16 +51,18 @@ describe.skipIf(gate.skip)(gate.title, () => {
   }, 60_000);
 
   const exitCode = async (ref: string) => (await docker.getContainer(ref).inspect()).State.ExitCode;
-  const trapSet = async (ref: string) => {
-    for (let i = 0; i < 200; i += 1) {
-      const { Processes } = (await docker.getContainer(ref).top({ ps_args: "-o pid,args" })) as {
-        Processes?: string[][];
-      };
-      if (Processes?.some((row) => row[1]?.startsWith("sleep"))) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`the container's trap was not set after 10 s`);
-  };
+  const trapSet = (ref: string) =>
+    expect
+      .poll(
+        async () => {
+          const { Processes } = (await docker.getContainer(ref).top({ ps_args: "-o pid,args" })) as {
+            Processes?: string[][];
+          };
+          return Processes?.some((row) => row[1]?.startsWith("sleep")) ?? false;
+        },
+        { timeout: 10_000, interval: 50 },
+      )
+      .toBe(true);
 
   it.each([
     { options: undefined, code: 0, what: "keeps its grace by default" },
